@@ -59,3 +59,17 @@ export async function readJsonOption(ctx: CliContext, value: string, what: strin
     : value;
   return parseJsonObject(text, what);
 }
+
+/**
+ * A secret read from standard input: its one line, the newline cut (never from argv, where `ps`
+ * and shell history see it). Throws USAGE_ERROR `no <what> on standard input` when it is empty.
+ */
+export async function secretFromStdin(ctx: CliContext, what: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of ctx.stdin) chunks.push(chunk as Buffer);
+  const secret = Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
+  if (!secret) throw new WfxError('USAGE_ERROR', `no ${what} on standard input`);
+  return secret;
+}

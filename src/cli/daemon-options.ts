@@ -38,26 +38,28 @@ export function parseMegabytes(value: string): number {
   return Math.floor(n * 1024 * 1024);
 }
 
-/** `--webhook-replay-window`: a duration (72h, 3d, PT72H) in milliseconds. */
-export function parseReplayWindow(value: string): number {
+/**
+ * A duration flag's value (72h, 3d, PT72H) in milliseconds when `fits` takes it; otherwise (or
+ * unreadable) a usage error saying what `expected`.
+ */
+function parseDurationFlag(value: string, fits: (ms: number) => boolean, expected: string): number {
   try {
     const ms = parseDuration(value);
-    if (ms > 0) return ms;
+    if (fits(ms)) return ms;
   } catch {
     // reported below
   }
-  throw new InvalidArgumentError('must be a positive duration, e.g. 72h or 3d');
+  throw new InvalidArgumentError(expected);
+}
+
+/** `--webhook-replay-window`: a duration (72h, 3d, PT72H) in milliseconds. */
+export function parseReplayWindow(value: string): number {
+  return parseDurationFlag(value, (ms) => ms > 0, 'must be a positive duration, e.g. 72h or 3d');
 }
 
 /** `--lease`: how long a daemon's lease on its database lasts unrenewed, 1s to 10m. */
 export function parseLease(value: string): number {
-  try {
-    const ms = parseDuration(value);
-    if (ms >= 1000 && ms <= 600_000) return ms;
-  } catch {
-    // reported below
-  }
-  throw new InvalidArgumentError('must be a duration from 1s to 10m, e.g. 10s');
+  return parseDurationFlag(value, (ms) => ms >= 1000 && ms <= 600_000, 'must be a duration from 1s to 10m, e.g. 10s');
 }
 
 /** `--max-connections`: connections the daemon serves at once, a whole number from 1 to 1,000,000. */
@@ -69,13 +71,7 @@ export function parseMaxConnections(value: string): number {
 
 /** `--headers-timeout`: how long a connection has to send a request's headers, as a duration. */
 export function parseHeadersTimeout(value: string): number {
-  try {
-    const ms = parseDuration(value);
-    if (ms >= 100 && ms <= 600_000) return ms;
-  } catch {
-    // reported below
-  }
-  throw new InvalidArgumentError('must be a duration from 100ms to 10m, e.g. 5s');
+  return parseDurationFlag(value, (ms) => ms >= 100 && ms <= 600_000, 'must be a duration from 100ms to 10m, e.g. 5s');
 }
 
 /** The connection flags of `daemon start` and `dev`, as commander parses them. */
@@ -343,13 +339,7 @@ export function secretsOptions(ctx: CliContext, opts: SecretsFlags): Pick<Daemon
 
 /** `--audit-retention`: how long audit records are kept, a duration (90d, 2160h) from 1 hour. */
 export function parseAuditRetention(value: string): number {
-  try {
-    const ms = parseDuration(value);
-    if (ms >= 3_600_000) return ms;
-  } catch {
-    // reported below
-  }
-  throw new InvalidArgumentError('must be a duration of at least 1h, e.g. 90d');
+  return parseDurationFlag(value, (ms) => ms >= 3_600_000, 'must be a duration of at least 1h, e.g. 90d');
 }
 
 /** The audit flags of `daemon start` and `dev`, as commander parses them. */

@@ -29,3 +29,13 @@ export function orgOption(): Option {
 export function orgOf(opts: { readonly org?: string }): { organization?: string } {
   return opts.org === undefined ? {} : { organization: opts.org };
 }
+
+/**
+ * `fields` without those whose value is undefined, in their order: a request made of optional
+ * flags carries a field only where its flag was given. Pure.
+ */
+export function givenOnly<T extends object>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  const given: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) if (value !== undefined) given[key] = value;
+  return given as { [K in keyof T]?: Exclude<T[K], undefined> };
+}

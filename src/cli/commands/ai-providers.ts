@@ -3,10 +3,11 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { CreateProviderBody, ProviderView, UpdateProviderBody } from '../../shared/api/index.js';
 import { PROVIDER_KINDS } from '../../shared/api/ai-providers.js';
 import { WfxError } from '../../shared/errors.js';
-import { clientFor } from '../api.js';
+import { clientFor, secretFromStdin } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
 import { orgOf, orgOption } from '../options.js';
+import { addListCommand, addNamedCommand } from '../named-commands.js';
 
 /** The options of `create` and `update`, as commander gives them. */
 interface ProviderOptions {
@@ -29,17 +30,6 @@ const integer = (min: number, max: number) => (v: string) => {
   return n;
 };
 
-/** The key from standard input (one line, its newline cut): never from argv, where `ps` and shell history see it. */
-async function keyFromStdin(ctx: CliContext): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of ctx.stdin) chunks.push(chunk as Buffer);
-  const key = Buffer.concat(chunks)
-    .toString('utf8')
-    .replace(/\r?\n$/, '');
-  if (!key) throw new WfxError('USAGE_ERROR', 'no API key on standard input');
-  return key;
-}
-
 /** Where a provider's model is: its base URL or its file. */
 const whereOf = (p: ProviderView) => p.baseUrl ?? p.modelPath ?? '';
 
@@ -48,7 +38,7 @@ async function fieldsOf(ctx: CliContext, opts: ProviderOptions): Promise<Omit<Cr
   return {
     ...(opts.baseUrl !== undefined && { baseUrl: opts.baseUrl }),
     ...(opts.model !== undefined && { model: opts.model }),
-    ...(opts.apiKeyStdin && { apiKey: await keyFromStdin(ctx) }),
+    ...(opts.apiKeyStdin && { apiKey: await secretFromStdin(ctx, 'API key') }),
     // A model file is named relative to where the command runs; the daemon needs its absolute path.
     ...(opts.modelPath !== undefined && { modelPath: resolve(ctx.cwd, opts.modelPath) }),
     ...(opts.threads !== undefined && { threads: opts.threads }),
@@ -99,41 +89,35 @@ Examples:
         ctx.stdout.write(`provider ${p.name} added (${p.kind}, model ${p.model}${p.isDefault ? ', default' : ''})\n`);
     });
 
-  providers
-    .command('list')
-    .description('the providers (never their keys)')
-    .addOption(orgOption())
-    .addHelpText('after', '\nExample:\n  $ wfx ai providers list --json')
-    .action(async (opts: { org?: string }, cmd: Command) => {
-      const { items } = await (await clientFor(ctx, cmd)).aiProviders.list(orgOf(opts));
-      if (globals(cmd).json) return printJson(ctx, items);
+  addListCommand(providers, ctx, {
+    description: 'the providers (never their keys)',
+    example: '$ wfx ai providers list --json',
+    withOrg: true,
+    list: (client, opts) => client.aiProviders.list(orgOf(opts)),
+    table: (items) => {
       // A system key lists every organization's: then say whose each is.
       const orgs = new Set(items.map((p) => p.organization)).size > 1;
-      ctx.stdout.write(
-        table(
-          [...(orgs ? ['ORGANIZATION'] : []), 'NAME', 'KIND', 'MODEL', 'DEFAULT', 'KEY', 'WHERE'],
-          items.map((p) => [
-            ...(orgs ? [p.organization] : []),
-            p.name,
-            p.kind,
-            p.model,
-            p.isDefault ? 'yes' : '',
-            p.hasApiKey ? 'set' : '',
-            whereOf(p),
-          ]),
-        ),
+      return table(
+        [...(orgs ? ['ORGANIZATION'] : []), 'NAME', 'KIND', 'MODEL', 'DEFAULT', 'KEY', 'WHERE'],
+        items.map((p) => [
+          ...(orgs ? [p.organization] : []),
+          p.name,
+          p.kind,
+          p.model,
+          p.isDefault ? 'yes' : '',
+          p.hasApiKey ? 'set' : '',
+          whereOf(p),
+        ]),
       );
-    });
+    },
+  });
 
-  providers
-    .command('get')
-    .argument('<name>')
-    .description('one provider (never its key)')
-    .addOption(orgOption())
-    .addHelpText('after', '\nExample:\n  $ wfx ai providers get openai')
-    .action(async (name: string, opts: { org?: string }, cmd: Command) => {
-      const p = await (await clientFor(ctx, cmd)).aiProviders.get(name, orgOf(opts));
-      if (globals(cmd).json) return printJson(ctx, p);
+  addNamedCommand(providers, ctx, 'get', {
+    description: 'one provider (never its key)',
+    example: '$ wfx ai providers get openai',
+    withOrg: true,
+    call: (client, name, opts) => client.aiProviders.get(name, orgOf(opts)),
+    human: (p) => {
       const rows: Array<[string, string | number | undefined]> = [
         ['name', p.name],
         ['organization', p.organization],
@@ -147,8 +131,12 @@ Examples:
         ['default', p.isDefault ? 'yes' : 'no'],
         ['updated', p.updatedAt],
       ];
-      for (const [label, value] of rows) if (value !== undefined) ctx.stdout.write(`${label.padEnd(13)} ${value}\n`);
-    });
+      return rows
+        .filter(([, value]) => value !== undefined)
+        .map(([label, value]) => `${label.padEnd(13)} ${value}\n`)
+        .join('');
+    },
+  });
 
   providerOptions(
     providers.command('update').argument('<name>').description('change a provider (its kind never changes)'),
@@ -171,30 +159,21 @@ Examples:
       else ctx.stdout.write(`provider ${p.name} changed\n`);
     });
 
-  providers
-    .command('delete')
-    .argument('<name>')
-    .description('remove a provider (aiTasks naming it then fail with AI_PROVIDER_NOT_FOUND)')
-    .addOption(orgOption())
-    .addHelpText('after', '\nExample:\n  $ wfx ai providers delete ollama')
-    .action(async (name: string, opts: { org?: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).aiProviders.delete(name, orgOf(opts));
-      if (globals(cmd).json) printJson(ctx, res);
-      else ctx.stdout.write(`provider ${name} deleted\n`);
-    });
+  addNamedCommand(providers, ctx, 'delete', {
+    description: 'remove a provider (aiTasks naming it then fail with AI_PROVIDER_NOT_FOUND)',
+    example: '$ wfx ai providers delete ollama',
+    withOrg: true,
+    call: (client, name, opts) => client.aiProviders.delete(name, orgOf(opts)),
+    human: (_answer, name) => `provider ${name} deleted\n`,
+  });
 
-  providers
-    .command('test')
-    .argument('<name>')
-    .description('send a tiny prompt through a provider: model, latency, token counts and the answer')
-    .addOption(orgOption())
-    .addHelpText('after', '\nExample:\n  $ wfx ai providers test openai')
-    .action(async (name: string, opts: { org?: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).aiProviders.test(name, orgOf(opts));
-      if (globals(cmd).json) return printJson(ctx, res);
-      ctx.stdout.write(
-        `model ${res.model}: answered in ${res.latencyMs} ms, ${res.usage.inputTokens} input + ${res.usage.outputTokens} output tokens\n`,
-      );
-      ctx.stdout.write(`answer: ${JSON.stringify(res.text)}\n`);
-    });
+  addNamedCommand(providers, ctx, 'test', {
+    description: 'send a tiny prompt through a provider: model, latency, token counts and the answer',
+    example: '$ wfx ai providers test openai',
+    withOrg: true,
+    call: (client, name, opts) => client.aiProviders.test(name, orgOf(opts)),
+    human: (res) =>
+      `model ${res.model}: answered in ${res.latencyMs} ms, ${res.usage.inputTokens} input + ${res.usage.outputTokens} output tokens\n` +
+      `answer: ${JSON.stringify(res.text)}\n`,
+  });
 }

@@ -3,7 +3,7 @@ import type { AuditEntry, AuditListQuery } from '../../shared/api/index.js';
 import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
-import { wholeFromOne } from '../options.js';
+import { givenOnly, wholeFromOne } from '../options.js';
 
 /** How often `wfx audit --follow` asks for new records. */
 const FOLLOW_EVERY_MS = 2000;
@@ -49,14 +49,14 @@ export function registerAudit(program: Command, ctx: CliContext): void {
     .action(async (opts: AuditOptions, cmd: Command) => {
       const client = await clientFor(ctx, cmd);
       const json = globals(cmd).json;
-      const filters: AuditListQuery = {
-        ...(opts.actor !== undefined && { actor: opts.actor }),
-        ...(opts.action !== undefined && { action: opts.action }),
-        ...(opts.target !== undefined && { target: opts.target }),
-        ...(opts.since !== undefined && { since: opts.since }),
-        ...(opts.until !== undefined && { until: opts.until }),
-        ...(opts.org !== undefined && { organization: opts.org }),
-      };
+      const filters: AuditListQuery = givenOnly({
+        actor: opts.actor,
+        action: opts.action,
+        target: opts.target,
+        since: opts.since,
+        until: opts.until,
+        organization: opts.org,
+      });
       const items: AuditEntry[] = [];
       let cursor: string | undefined;
       do {

@@ -20,61 +20,23 @@ import {
   parsePort,
   parsePositive,
   parseReplayWindow,
-  safetyOptions,
-  LEASE_HELP,
-  PARTITIONS_HELP,
-  ADVERTISE_HELP,
-  parseAdvertiseUrl,
-  parseLease,
-  parsePartitions,
-  STANDBY_HELP,
-  SHARE_HELP,
-  STORE_HELP,
-  LIMIT_HELP,
-  BULK_RATE_HELP,
-  parseBulkRate,
-  EXECUTION_CACHE_HELP,
-  parseExecutionCache,
-  collectLimit,
   storeOptions,
-  SECRETS_KEY_FILE_HELP,
-  SECRETS_KEYRING_HELP,
-  FORGET_SECRETS_HELP,
   secretsOptions,
-  type SecretsFlags,
-  type StoreFlags,
-  addAuditFlags,
-  addConnectionFlags,
   auditArgs,
   connectionArgs,
-  auditOptions,
-  connectionOptions,
-  type AuditFlags,
-  type ConnectionFlags,
 } from '../daemon-options.js';
+import { addRunFlags, runOptions, type RunFlags } from '../run-flags.js';
 import { EXIT } from '../exit-codes.js';
-import { addOidcFlags, oidcArgs, oidcOptions, type OidcFlags } from '../oidc-options.js';
-import { addTracingFlags, tracingArgs, tracingOptions, type TracingFlags } from '../tracing-options.js';
+import { oidcArgs, oidcOptions } from '../oidc-options.js';
+import { tracingArgs, tracingOptions } from '../tracing-options.js';
 import { clientFor } from '../api.js';
 import { status } from './daemon-status.js';
 import { backupKeyLine, rotateSecrets, showSecrets } from './daemon-secrets.js';
 
-interface StartOptions extends StoreFlags, SecretsFlags, ConnectionFlags, AuditFlags, OidcFlags, TracingFlags {
-  readonly port: number;
-  readonly host: string;
+interface StartOptions extends RunFlags {
   readonly foreground?: boolean;
   readonly retention?: number;
   readonly flows?: string;
-  readonly maxJsonDepth?: number;
-  /** Bytes (parsed from megabytes). */
-  readonly maxFileSize?: number;
-  readonly webhookReplayWindow?: number;
-  readonly httpDeny?: string;
-  readonly httpAllow?: string;
-  /** `--limit NAME=VALUE` values, checked already (limitsOf). */
-  readonly limit?: readonly string[];
-  readonly bulkRate?: number;
-  readonly executionCache?: number;
   /** Internal: this process is the background daemon started by `daemon start`. */
   readonly child?: boolean;
 }
@@ -83,50 +45,44 @@ interface StartOptions extends StoreFlags, SecretsFlags, ConnectionFlags, AuditF
 export function registerDaemon(program: Command, ctx: CliContext): void {
   const daemon = program.command('daemon').description('start, stop and inspect the local wfx daemon');
 
-  const start = daemon
-    .command('start')
-    .description('start the daemon (in the background unless --foreground)')
-    .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 7878)
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--foreground', 'run in this terminal, logging readable lines, until Ctrl-C')
-    .option('--retention <days>', 'keep finished executions this many days', parsePositive)
-    .option(
-      '--flows <dir>',
-      'validate and publish the flow files of this directory at start (organization default, PRODUCTION)',
-    )
-    .option(
-      '--max-json-depth <n>',
-      'how deep untrusted JSON (request bodies, payloads, work results) may nest (default 64)',
-      parseDepth,
-    )
-    .option('--max-file-size <MiB>', 'the largest file the file store takes, in megabytes (default 25)', parseMegabytes)
-    .option(
-      '--webhook-replay-window <duration>',
-      'how long a webhook delivery id makes a replay a duplicate (default 72h)',
-      parseReplayWindow,
-    )
-    .option(
-      '--http-deny <cidrs>',
-      'CIDRs serviceTask may never connect to, comma-separated (default $WFX_HTTP_DENY)',
-      parseDeny,
-    )
-    .option(
-      '--http-allow <cidrs>',
-      'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)',
-      parseAllow,
-    )
-    .option('--limit <name=value>', LIMIT_HELP, collectLimit)
-    .option('--bulk-rate <n>', BULK_RATE_HELP, parseBulkRate)
-    .option('--execution-cache <n>', EXECUTION_CACHE_HELP, parseExecutionCache)
-    .option('--store <url>', STORE_HELP)
-    .option('--standby', STANDBY_HELP)
-    .option('--share', SHARE_HELP)
-    .option('--lease <duration>', LEASE_HELP, parseLease)
-    .option('--partitions <n>', PARTITIONS_HELP, parsePartitions)
-    .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
-    .option('--secrets-key-file <file>', SECRETS_KEY_FILE_HELP)
-    .option('--secrets-keyring', SECRETS_KEYRING_HELP)
-    .option('--forget-secrets-without-key', FORGET_SECRETS_HELP)
+  addRunFlags(
+    daemon
+      .command('start')
+      .description('start the daemon (in the background unless --foreground)')
+      .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 7878)
+      .option('--host <host>', 'address to listen on', '127.0.0.1')
+      .option('--foreground', 'run in this terminal, logging readable lines, until Ctrl-C')
+      .option('--retention <days>', 'keep finished executions this many days', parsePositive)
+      .option(
+        '--flows <dir>',
+        'validate and publish the flow files of this directory at start (organization default, PRODUCTION)',
+      )
+      .option(
+        '--max-json-depth <n>',
+        'how deep untrusted JSON (request bodies, payloads, work results) may nest (default 64)',
+        parseDepth,
+      )
+      .option(
+        '--max-file-size <MiB>',
+        'the largest file the file store takes, in megabytes (default 25)',
+        parseMegabytes,
+      )
+      .option(
+        '--webhook-replay-window <duration>',
+        'how long a webhook delivery id makes a replay a duplicate (default 72h)',
+        parseReplayWindow,
+      )
+      .option(
+        '--http-deny <cidrs>',
+        'CIDRs serviceTask may never connect to, comma-separated (default $WFX_HTTP_DENY)',
+        parseDeny,
+      )
+      .option(
+        '--http-allow <cidrs>',
+        'CIDRs serviceTask may connect to though refused by default: own port, link-local (default $WFX_HTTP_ALLOW)',
+        parseAllow,
+      ),
+  )
     .addOption(new Option('--child').hideHelp())
     .addHelpText(
       'after',
@@ -137,10 +93,6 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
       if (opts.foreground) return runForeground(ctx, cmd, opts);
       return startBackground(ctx, cmd, opts);
     });
-  addConnectionFlags(start);
-  addAuditFlags(start);
-  addOidcFlags(start);
-  addTracingFlags(start);
 
   daemon
     .command('stop')
@@ -254,19 +206,10 @@ function daemonOptions(ctx: CliContext, cmd: Command, opts: StartOptions, foregr
   return {
     ...oidcOptions(ctx, opts),
     ...tracingOptions(ctx, opts),
-    dataDir: dataDirOf(ctx, globals(cmd)),
-    host: opts.host,
-    port: opts.port,
+    ...runOptions(ctx, cmd, opts),
     foreground,
     retentionMs: opts.retention === undefined ? undefined : opts.retention * 24 * 60 * 60 * 1000,
     flowsDir: opts.flows === undefined ? undefined : resolve(ctx.cwd, opts.flows),
-    maxJsonDepth: opts.maxJsonDepth,
-    maxFileBytes: opts.maxFileSize,
-    ...safetyOptions(ctx, opts),
-    ...storeOptions(ctx, opts),
-    ...secretsOptions(ctx, opts),
-    ...connectionOptions(opts),
-    ...auditOptions(opts),
   };
 }
 

@@ -5,6 +5,7 @@ import { clientFor } from '../api.js';
 import { globals, printJson, readUserFile, type CliContext } from '../context.js';
 import { table } from '../format.js';
 import { orgOf, orgOption } from '../options.js';
+import { addListCommand, addNamedCommand } from '../named-commands.js';
 
 /** A domain file (YAML or JSON): `{description?, actions: {name: {description?, input?, output?}}}`. Throws USAGE_ERROR. */
 async function readDomainFile(ctx: CliContext, file: string): Promise<RegisterDomainBody> {
@@ -42,47 +43,39 @@ export function registerDomains(program: Command, ctx: CliContext): void {
       ctx.stdout.write(`domain ${d.name} registered in ${d.organization}: ${Object.keys(d.actions).join(', ')}\n`);
     });
 
-  domains
-    .command('list')
-    .description('the domains and their actions')
-    .addOption(orgOption())
-    .addHelpText('after', '\nExample:\n  $ wfx domains list --json')
-    .action(async (opts: { org?: string }, cmd: Command) => {
-      const { items } = await (await clientFor(ctx, cmd)).domains.list(orgOf(opts));
-      if (globals(cmd).json) return printJson(ctx, items);
-      ctx.stdout.write(
-        table(
-          ['DOMAIN', 'ORGANIZATION', 'ACTIONS', 'UPDATED'],
-          items.map((d) => [d.name, d.organization, Object.keys(d.actions).join(', '), d.updatedAt]),
-        ),
-      );
-    });
+  addListCommand(domains, ctx, {
+    description: 'the domains and their actions',
+    example: '$ wfx domains list --json',
+    withOrg: true,
+    list: (client, opts) => client.domains.list(orgOf(opts)),
+    table: (items) =>
+      table(
+        ['DOMAIN', 'ORGANIZATION', 'ACTIONS', 'UPDATED'],
+        items.map((d) => [d.name, d.organization, Object.keys(d.actions).join(', '), d.updatedAt]),
+      ),
+  });
 
-  domains
-    .command('show')
-    .argument('<name>')
-    .description("a domain: its actions' input and output schemas")
-    .addOption(orgOption())
-    .addHelpText('after', '\nExample:\n  $ wfx domains show billing')
-    .action(async (name: string, opts: { org?: string }, cmd: Command) => {
-      const d = await (await clientFor(ctx, cmd)).domains.get(name, orgOf(opts));
-      if (globals(cmd).json) return printJson(ctx, d);
-      ctx.stdout.write(`${d.name} (${d.organization})${d.description ? `: ${d.description}` : ''}\n`);
-      for (const [action, a] of Object.entries(d.actions)) {
-        ctx.stdout.write(`\n  ${action}${a.description ? `: ${a.description}` : ''}\n`);
-        ctx.stdout.write(`    input:  ${JSON.stringify(a.input)}\n    output: ${JSON.stringify(a.output)}\n`);
-      }
-    });
+  addNamedCommand(domains, ctx, 'show', {
+    description: "a domain: its actions' input and output schemas",
+    example: '$ wfx domains show billing',
+    withOrg: true,
+    call: (client, name, opts) => client.domains.get(name, orgOf(opts)),
+    human: (d) =>
+      `${d.name} (${d.organization})${d.description ? `: ${d.description}` : ''}\n` +
+      Object.entries(d.actions)
+        .map(
+          ([action, a]) =>
+            `\n  ${action}${a.description ? `: ${a.description}` : ''}\n` +
+            `    input:  ${JSON.stringify(a.input)}\n    output: ${JSON.stringify(a.output)}\n`,
+        )
+        .join(''),
+  });
 
-  domains
-    .command('delete')
-    .argument('<name>')
-    .description('delete a domain (refused while jobs of it wait)')
-    .addOption(orgOption())
-    .addHelpText('after', '\nExample:\n  $ wfx domains delete billing')
-    .action(async (name: string, opts: { org?: string }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).domains.delete(name, orgOf(opts));
-      if (globals(cmd).json) printJson(ctx, res);
-      else ctx.stdout.write(`domain ${name} deleted\n`);
-    });
+  addNamedCommand(domains, ctx, 'delete', {
+    description: 'delete a domain (refused while jobs of it wait)',
+    example: '$ wfx domains delete billing',
+    withOrg: true,
+    call: (client, name, opts) => client.domains.delete(name, orgOf(opts)),
+    human: (_answer, name) => `domain ${name} deleted\n`,
+  });
 }

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { WfxError } from '../../shared/errors.js';
-import { clientFor } from '../api.js';
+import { clientFor, secretFromStdin } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
+import { addListCommand, addNamedCommand } from '../named-commands.js';
 
 /** `wfx email-connections create|list|delete`. */
 export function registerEmailConnections(program: Command, ctx: CliContext): void {
@@ -42,12 +43,7 @@ export function registerEmailConnections(program: Command, ctx: CliContext): voi
             'USAGE_ERROR',
             'pass the password on standard input with --password-stdin (never on the command line)',
           );
-        const chunks: Buffer[] = [];
-        for await (const chunk of ctx.stdin) chunks.push(chunk as Buffer);
-        const password = Buffer.concat(chunks)
-          .toString('utf8')
-          .replace(/\r?\n$/, '');
-        if (!password) throw new WfxError('USAGE_ERROR', 'no password on standard input');
+        const password = await secretFromStdin(ctx, 'password');
         const security = opts.starttls ? 'STARTTLS' : opts.tls === false ? 'NONE' : 'TLS';
         const res = await (
           await clientFor(ctx, cmd)
@@ -64,28 +60,20 @@ export function registerEmailConnections(program: Command, ctx: CliContext): voi
         else ctx.stdout.write(`email connection ${opts.name} added (${security})\n`);
       },
     );
-  email
-    .command('list')
-    .description('IMAP connections (no passwords)')
-    .addHelpText('after', '\nExample:\n  $ wfx email-connections list --json')
-    .action(async (_opts: unknown, cmd: Command) => {
-      const { items } = await (await clientFor(ctx, cmd)).emailConnections.list();
-      if (globals(cmd).json) return printJson(ctx, items);
-      ctx.stdout.write(
-        table(
-          ['NAME', 'HOST', 'PORT', 'SECURITY', 'USER', 'MAILBOX'],
-          items.map((c) => [c.name, c.host, String(c.port), c.security, c.user, c.mailbox]),
-        ),
-      );
-    });
-  email
-    .command('delete')
-    .argument('<name>')
-    .description('remove an IMAP connection')
-    .addHelpText('after', '\nExample:\n  $ wfx email-connections delete support')
-    .action(async (name: string, _opts: unknown, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).emailConnections.delete(name);
-      if (globals(cmd).json) printJson(ctx, res);
-      else ctx.stdout.write(`${name} deleted\n`);
-    });
+  addListCommand(email, ctx, {
+    description: 'IMAP connections (no passwords)',
+    example: '$ wfx email-connections list --json',
+    list: (client) => client.emailConnections.list(),
+    table: (items) =>
+      table(
+        ['NAME', 'HOST', 'PORT', 'SECURITY', 'USER', 'MAILBOX'],
+        items.map((c) => [c.name, c.host, String(c.port), c.security, c.user, c.mailbox]),
+      ),
+  });
+  addNamedCommand(email, ctx, 'delete', {
+    description: 'remove an IMAP connection',
+    example: '$ wfx email-connections delete support',
+    call: (client, name) => client.emailConnections.delete(name),
+    human: (_answer, name) => `${name} deleted\n`,
+  });
 }

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { STATE_NAMES } from '../../client/describe.js';
 import { EXECUTION_STATES, type BulkQuery, type Environment } from '../../shared/api/index.js';
+import { givenOnly } from '../options.js';
 
 /** The selection flags of a command over a query of executions, as commander parses them. */
 export interface SelectionOptions {
@@ -70,16 +71,18 @@ export function hasSelection(opts: SelectionOptions): boolean {
 /** The selection flags as the wire's query (BulkQuery). Pure. */
 export function queryOf(opts: SelectionOptions): BulkQuery {
   return {
-    ...(opts.flow !== undefined && { processId: opts.flow }),
-    ...(opts.version !== undefined && { version: opts.version }),
-    ...(opts.state !== undefined && { state: EXECUTION_STATES[STATE_NAMES.indexOf(opts.state)] }),
-    ...(opts.env !== undefined && { environment: opts.env }),
-    ...(opts.errorCode !== undefined && { errorCode: opts.errorCode }),
-    ...(opts.failedNode !== undefined && { failedNode: opts.failedNode }),
-    ...(opts.correlationKey !== undefined && { correlationKey: opts.correlationKey }),
-    ...(opts.startedAfter !== undefined && { startedAfter: opts.startedAfter }),
-    ...(opts.startedBefore !== undefined && { startedBefore: opts.startedBefore }),
-    ...(opts.org !== undefined && { organization: opts.org }),
+    ...givenOnly({
+      processId: opts.flow,
+      version: opts.version,
+      state: opts.state === undefined ? undefined : EXECUTION_STATES[STATE_NAMES.indexOf(opts.state)],
+      environment: opts.env,
+      errorCode: opts.errorCode,
+      failedNode: opts.failedNode,
+      correlationKey: opts.correlationKey,
+      startedAfter: opts.startedAfter,
+      startedBefore: opts.startedBefore,
+      organization: opts.org,
+    }),
     ...(opts.all === true && { children: true }),
     ...(opts.root !== undefined && { rootId: opts.root }),
   };

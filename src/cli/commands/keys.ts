@@ -4,6 +4,8 @@ import { WfxError } from '../../shared/errors.js';
 import { clientFor } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
+import { addListCommand } from '../named-commands.js';
+import { givenOnly } from '../options.js';
 
 const count = (v: string) => {
   const n = Number(v);
@@ -53,9 +55,11 @@ export function registerKeys(program: Command, ctx: CliContext): void {
           role: opts.role as Role, // commander checked the choice
           ...(opts.org !== undefined && { organization: opts.org }),
           ...(opts.system && { system: true }),
-          ...(opts.perMinute !== undefined && { rateLimitPerMinute: opts.perMinute }),
-          ...(opts.perHour !== undefined && { rateLimitPerHour: opts.perHour }),
-          ...(opts.expires !== undefined && { expiresIn: opts.expires }),
+          ...givenOnly({
+            rateLimitPerMinute: opts.perMinute,
+            rateLimitPerHour: opts.perHour,
+            expiresIn: opts.expires,
+          }),
         });
         if (globals(cmd).json) return printJson(ctx, key);
         ctx.stdout.write(`${key.apiKey}\n`);
@@ -65,28 +69,24 @@ export function registerKeys(program: Command, ctx: CliContext): void {
       },
     );
 
-  keys
-    .command('list')
-    .description('API keys (never their secrets)')
-    .addHelpText('after', '\nExample:\n  $ wfx keys list --json')
-    .action(async (_opts: unknown, cmd: Command) => {
-      const { items } = await (await clientFor(ctx, cmd)).keys.list();
-      if (globals(cmd).json) return printJson(ctx, items);
-      ctx.stdout.write(
-        table(
-          ['KEY ID', 'NAME', 'ROLE', 'ORGANIZATION', 'STATUS', 'LIMITS (min/h)', 'EXPIRES'],
-          items.map((k) => [
-            k.keyId,
-            k.name,
-            k.role,
-            k.organization ?? '(system)',
-            k.status,
-            `${k.rateLimitPerMinute ?? '-'}/${k.rateLimitPerHour ?? '-'}`,
-            k.expiresAt ?? 'never',
-          ]),
-        ),
-      );
-    });
+  addListCommand(keys, ctx, {
+    description: 'API keys (never their secrets)',
+    example: '$ wfx keys list --json',
+    list: (client) => client.keys.list(),
+    table: (items) =>
+      table(
+        ['KEY ID', 'NAME', 'ROLE', 'ORGANIZATION', 'STATUS', 'LIMITS (min/h)', 'EXPIRES'],
+        items.map((k) => [
+          k.keyId,
+          k.name,
+          k.role,
+          k.organization ?? '(system)',
+          k.status,
+          `${k.rateLimitPerMinute ?? '-'}/${k.rateLimitPerHour ?? '-'}`,
+          k.expiresAt ?? 'never',
+        ]),
+      ),
+  });
 
   for (const action of ['suspend', 'activate', 'revoke'] as const) {
     keys

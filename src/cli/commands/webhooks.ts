@@ -16,6 +16,8 @@ import { EXIT } from '../exit-codes.js';
 import { table } from '../format.js';
 import { freshEvent, processedDelivery } from '../webhook-send.js';
 import { registerDeliveryCommands } from './webhook-deliveries.js';
+import { addListCommand, addNamedCommand } from '../named-commands.js';
+import { givenOnly } from '../options.js';
 
 /** `--max-body-bytes`: a size (parseBytes), within the daemon's bounds. */
 export function parseBodyBytes(value: string): number {
@@ -69,16 +71,18 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
         provider: opts.provider,
         environmentMode: opts.perEnvironment ? 'PER_ENVIRONMENT' : 'SHARED',
         authType: opts.auth === false ? 'NONE' : 'HMAC',
-        ...(opts.secret !== undefined && { secret: opts.secret }),
-        ...(opts.signatureHeader !== undefined && { signatureHeader: opts.signatureHeader }),
-        ...(opts.algorithm !== undefined && { algorithm: opts.algorithm }),
-        ...(opts.encoding !== undefined && { encoding: opts.encoding }),
-        ...(opts.prefix !== undefined && { prefix: opts.prefix }),
-        ...(opts.eventTypeHeader !== undefined && { eventTypeHeader: opts.eventTypeHeader }),
-        ...(opts.eventTypePath !== undefined && { eventTypePath: opts.eventTypePath }),
-        ...(opts.eventIdHeader !== undefined && { eventIdHeader: opts.eventIdHeader }),
-        ...(opts.eventIdPath !== undefined && { eventIdPath: opts.eventIdPath }),
-        ...(opts.maxBodyBytes !== undefined && { maxBodyBytes: opts.maxBodyBytes }),
+        ...givenOnly({
+          secret: opts.secret,
+          signatureHeader: opts.signatureHeader,
+          algorithm: opts.algorithm,
+          encoding: opts.encoding,
+          prefix: opts.prefix,
+          eventTypeHeader: opts.eventTypeHeader,
+          eventTypePath: opts.eventTypePath,
+          eventIdHeader: opts.eventIdHeader,
+          eventIdPath: opts.eventIdPath,
+          maxBodyBytes: opts.maxBodyBytes,
+        }),
       } as RegisterWebhookBody);
       if (globals(cmd).json) return printJson(ctx, res);
       for (const e of res.endpoints)
@@ -102,20 +106,16 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
       ctx.stdout.write(`${res.name}: bodies up to ${res.maxBodyBytes} bytes\n`);
     });
 
-  webhooks
-    .command('list')
-    .description('webhook registrations and their endpoint URLs (no secrets)')
-    .addHelpText('after', '\nExample:\n  $ wfx webhooks list')
-    .action(async (_opts: unknown, cmd: Command) => {
-      const { items } = await (await clientFor(ctx, cmd)).webhooks.list();
-      if (globals(cmd).json) return printJson(ctx, items);
-      ctx.stdout.write(
-        table(
-          ['NAME', 'PROVIDER', 'ENVIRONMENT', 'URL'],
-          items.flatMap((w) => w.endpoints.map((e) => [w.name, w.provider, e.environment, e.url])),
-        ),
-      );
-    });
+  addListCommand(webhooks, ctx, {
+    description: 'webhook registrations and their endpoint URLs (no secrets)',
+    example: '$ wfx webhooks list',
+    list: (client) => client.webhooks.list(),
+    table: (items) =>
+      table(
+        ['NAME', 'PROVIDER', 'ENVIRONMENT', 'URL'],
+        items.flatMap((w) => w.endpoints.map((e) => [w.name, w.provider, e.environment, e.url])),
+      ),
+  });
 
   registerDeliveryCommands(webhooks, ctx);
 
@@ -135,16 +135,12 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
       ctx.stderr.write(`the previous secret verifies until ${res.previousValidUntil ?? 'now'}\n`);
     });
 
-  webhooks
-    .command('delete')
-    .description('delete a registration; its endpoints stop at once')
-    .addHelpText('after', '\nExample:\n  $ wfx webhooks delete github')
-    .argument('<name>')
-    .action(async (name: string, _opts: unknown, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).webhooks.delete(name);
-      if (globals(cmd).json) printJson(ctx, res);
-      else ctx.stdout.write(`${name} deleted\n`);
-    });
+  addNamedCommand(webhooks, ctx, 'delete', {
+    description: 'delete a registration; its endpoints stop at once',
+    example: '$ wfx webhooks delete github',
+    call: (client, name) => client.webhooks.delete(name),
+    human: (_answer, name) => `${name} deleted\n`,
+  });
 
   webhooks
     .command('listen')

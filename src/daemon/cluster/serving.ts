@@ -1,10 +1,10 @@
 /**
  * What a daemon sharing a database serves with once its store is open (process/cluster-port.ts's
  * ClusterServing): requests naming an execution routed to its holder (partition-routing.ts),
- * calls that span executions asked of every daemon (fan-out.ts, other-daemons.ts), requests
- * passed on signed (request-signing.ts), rate limits counted in the database, the engine's part
- * (engine-part.ts: claims on kept messages, thrown events given on) and the partition moves
- * (partition-moves.ts).
+ * calls that span executions asked of every daemon (fan-out.ts, fan-out-routes.ts,
+ * other-daemons.ts), requests passed on signed (request-signing.ts), rate limits counted in the
+ * database, the engine's part (engine-part.ts: claims on kept messages, thrown events given on)
+ * and the partition moves (partition-moves.ts).
  */
 import type { Logger } from 'pino';
 import { jobTarget } from '../state/job-queues.js';
@@ -14,7 +14,8 @@ import { DEFAULT_LEASE_MS } from '../store/pg/lease.js';
 import { partitionOfExecution } from '../store/pg/partition-state.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import { engineCluster } from './engine-part.js';
-import { installSharedServing, Peers } from './fan-out.js';
+import { Peers } from './fan-out.js';
+import { installSharedServing } from './fan-out-routes.js';
 import type { KeptClaims } from './kept-claims.js';
 import { readSharing, type ClusterMember, type Sharing } from './members.js';
 import { otherDaemons } from './other-daemons.js';

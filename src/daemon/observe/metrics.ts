@@ -3,34 +3,19 @@
  * registry per daemon, never the library's global one, so that several daemons in one process
  * (tests) keep their counts apart. Counters move where things happen, through one small call
  * at each point (the engine's durable steps, the HTTP app's routes, the model runner, the
- * triggers); gauges are read from the state when scraped. Labels are bounded: a flow's id, a
- * node type, a route's pattern, a failure code, never an execution's id.
+ * triggers); gauges are read from the state when scraped (metrics-gauges.ts). Labels are
+ * bounded: a flow's id, a node type, a route's pattern, a failure code, never an execution's id.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Histogram, Registry } from 'prom-client';
 import { HotCounter, HotHistogram, type HistogramSeries } from './hot-series.js';
 import type { EngineObserver } from './engine-observer.js';
-import { JobQueues } from '../state/job-queues.js';
-import { LiveCounts } from '../state/live-counts.js';
-import { TaskIndex } from '../state/task-index.js';
-import { InstanceTable } from '../state/instance-table.js';
+import { registerScrapeGauges, type MetricsSources } from './metrics-gauges.js';
 import type { WfxRecord } from '../state/records.js';
 import type { ExportCounts } from './otlp-exporter.js';
 import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
 import { execution } from '../state/executions.js';
 
-/** What the scrape reads besides the state: each absent on a daemon without it. */
-export interface MetricsSources {
-  /** Workers polling for jobs now (jobs/board.ts). */
-  readonly workersPolling?: () => number;
-  /** Checkpoints written since start and their total seconds (the JSON store). */
-  readonly checkpoints?: () => { readonly count: number; readonly seconds: number };
-  /** Bytes of finished executions kept in history (the JSON store's history files). */
-  readonly historyBytes?: () => Promise<number>;
-  /** The engine's executions: cold (on disk only), and those read back and trees evicted since start. */
-  readonly executions?: () => { readonly cold: number; readonly loaded: number; readonly evicted: number };
-  /** The PostgreSQL store's lease and partitions. */
-  readonly lease?: () => { readonly held: boolean; readonly renewedMsAgo: number; readonly partitions: number } | null;
-}
+export type { MetricsSources };
 
 const SECONDS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600];
 const FAST_SECONDS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
@@ -126,7 +111,7 @@ export class DaemonMetrics implements EngineObserver {
     this.modelSeconds = histogram('wfx_model_call_duration_seconds', 'Model call latency, per provider', SECONDS, [
       'provider',
     ]);
-    this.scrapeGauges();
+    registerScrapeGauges(this.registry, state, () => this.sources);
   }
 
   /** Gives what the scrape reads besides the state (the daemon, once its parts are up). */
@@ -261,149 +246,5 @@ export class DaemonMetrics implements EngineObserver {
       seconds,
     );
     if (statusCd === STATUS.FAILED || statusCd === STATUS.TIMED_OUT) this.nodeFailures.inc({ type });
-  }
-
-  /** The gauges computed when scraped, from the state and the sources. */
-  private scrapeGauges(): void {
-    const registers = [this.registry];
-    const state = this.state;
-    const self = this; // eslint-disable-line @typescript-eslint/no-this-alias -- prom-client calls collect with the gauge as `this`
-    new Gauge({
-      name: 'wfx_executions_running',
-      help: 'Executions running now, per flow (waiting ones included)',
-      labelNames: ['flow', 'waiting'],
-      registers,
-      collect() {
-        this.reset();
-        // Kept by the reducer (state/live-counts.ts): a scrape walks the flows, not the executions.
-        for (const [flow, [running, waiting]] of LiveCounts.of(state).perFlow()) {
-          this.set({ flow, waiting: 'false' }, running - waiting);
-          this.set({ flow, waiting: 'true' }, waiting);
-        }
-      },
-    });
-    const tasks = { count: 0, oldest: 0, jobs: 0 };
-    // From the reducer's indexes: a scrape visits no execution (the engine leaves every waiting
-    // node before an execution finishes, so the job queues hold running executions' jobs only).
-    const readTasks = (): void => {
-      const index = TaskIndex.of(state);
-      const oldest = index.oldestSince();
-      tasks.count = index.size;
-      tasks.oldest = oldest === null ? 0 : Math.max(0, (Date.now() - Date.parse(oldest)) / 1000);
-      tasks.jobs = JobQueues.of(state).size;
-    };
-    new Gauge({
-      name: 'wfx_tasks_waiting',
-      help: 'User tasks waiting for an answer',
-      registers,
-      collect() {
-        readTasks();
-        this.set(tasks.count);
-      },
-    });
-    new Gauge({
-      name: 'wfx_task_oldest_wait_seconds',
-      help: 'Age of the oldest user task waiting (0: none)',
-      registers,
-      collect() {
-        this.set(tasks.oldest);
-      },
-    });
-    new Gauge({
-      name: 'wfx_jobs_waiting',
-      help: 'Jobs waiting for a worker or held by one',
-      registers,
-      collect() {
-        this.set(tasks.jobs);
-      },
-    });
-    new Gauge({
-      name: 'wfx_workers_connected',
-      help: 'Job workers polling now',
-      registers,
-      collect() {
-        this.set(self.sources.workersPolling?.() ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'wfx_snapshots_total',
-      help: 'Checkpoints (snapshots) written since the daemon started',
-      registers,
-      collect() {
-        this.set(self.sources.checkpoints?.().count ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'wfx_snapshot_seconds_total',
-      help: 'Seconds spent writing checkpoints since the daemon started',
-      registers,
-      collect() {
-        this.set(self.sources.checkpoints?.().seconds ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'wfx_history_bytes',
-      help: 'Bytes of finished executions kept in history (the JSON store)',
-      registers,
-      async collect() {
-        this.set((await self.sources.historyBytes?.()) ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'wfx_executions_resident',
-      help: 'Live executions in memory (the rest are cold: on disk, read back when touched)',
-      registers,
-      collect() {
-        this.set(InstanceTable.of(state).size);
-      },
-    });
-    new Gauge({
-      name: 'wfx_executions_cold',
-      help: 'Live executions kept on disk only (--execution-cache)',
-      registers,
-      collect() {
-        this.set(self.sources.executions?.().cold ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'wfx_execution_reads_total',
-      help: 'Cold executions read back from disk since the daemon started',
-      registers,
-      collect() {
-        this.set(self.sources.executions?.().loaded ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'wfx_execution_evictions_total',
-      help: 'Trees of executions evicted from memory since the daemon started',
-      registers,
-      collect() {
-        this.set(self.sources.executions?.().evicted ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'wfx_store_lease_held',
-      help: 'PostgreSQL store: 1 while this daemon holds its lease',
-      registers,
-      collect() {
-        this.set(self.sources.lease?.()?.held ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: 'wfx_store_lease_renewed_seconds_ago',
-      help: 'PostgreSQL store: seconds since the lease was last renewed (the lag behind the database)',
-      registers,
-      collect() {
-        this.set((self.sources.lease?.()?.renewedMsAgo ?? 0) / 1000);
-      },
-    });
-    new Gauge({
-      name: 'wfx_store_partitions_held',
-      help: 'PostgreSQL store: execution partitions this daemon holds',
-      registers,
-      collect() {
-        this.set(self.sources.lease?.()?.partitions ?? 0);
-      },
-    });
   }
 }

@@ -11,9 +11,9 @@ import type {
   LogEntry,
   StateCd,
   StatusCd,
+  TriggeredByView,
   Wait,
 } from '../../shared/api/index.js';
-import type { ExecutionEndState } from '../../shared/flow/types.js';
 
 /** One execution of a flow version. */
 export interface Instance {
@@ -90,18 +90,9 @@ export interface Instance {
  * What an execution trigger's start carries: the ended execution that fired it (its flow's name
  * and the state it ended in, as they were then), and its chain. `chain` lists the flows of every
  * execution up the chain, the ended one's last; `depth` is its length (1: started by the end of
- * an execution nothing triggered).
+ * an execution nothing triggered). The wire shows it as it is kept.
  */
-export interface TriggeredBy {
-  readonly processInstanceId: string;
-  readonly processId: string;
-  /** Absent in starts journaled before it was recorded. */
-  readonly processName?: string;
-  /** Absent in starts journaled before it was recorded. */
-  readonly state?: ExecutionEndState;
-  readonly depth: number;
-  readonly chain: readonly string[];
-}
+export type TriggeredBy = TriggeredByView;
 
 /** One retry of a failed execution: when, who asked, the failure it undid, the variables it set first. */
 export interface RetryMark {

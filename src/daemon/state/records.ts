@@ -16,6 +16,7 @@ import type { Handlers } from './records/handlers.js';
 import { messageHandlers, type MessageRecord } from './records/messages.js';
 import { moveHandlers, type MoveRecord } from './records/moves.js';
 import { nodeHandlers, nodeRunOf, type NodeRecord, type NodeRun } from './records/nodes.js';
+import { nodeWaitHandlers, type NodeWaitRecord } from './records/node-waits.js';
 import { recoveryHandlers, type RecoveryRecord } from './records/recovery.js';
 import { secretHandlers, type SecretRecord } from './records/secrets.js';
 import { triggerHandlers, type TriggerRecord } from './records/triggers.js';
@@ -24,12 +25,14 @@ import { triggerHandlers, type TriggerRecord } from './records/triggers.js';
  * Every change to the live state is one of these records, journaled before it is acknowledged
  * and replayed on recovery. A record says what happened, with every value it needs (times and
  * ids included), so applying it is deterministic. Log entries and the subscription index are
- * derived from node transitions (records/nodes.ts), so they need no records of their own.
+ * derived from node transitions (records/nodes.ts, records/node-waits.ts), so they need no
+ * records of their own.
  */
 export type WfxRecord =
   | DirectoryRecord
   | ExecutionRecord
   | NodeRecord
+  | NodeWaitRecord
   | RecoveryRecord
   | MessageRecord
   | TriggerRecord
@@ -45,6 +48,7 @@ const handlers: Handlers<WfxRecord> = {
   ...directoryHandlers,
   ...executionHandlers,
   ...nodeHandlers,
+  ...nodeWaitHandlers,
   ...recoveryHandlers,
   ...messageHandlers,
   ...triggerHandlers,

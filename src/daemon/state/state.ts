@@ -13,32 +13,11 @@ import type { Instance } from './instance.js';
 import type { BulkOperation } from './bulk.js';
 
 export type { Instance, LiveAgentState, LogLine, NodeInstance, TriggeredBy } from './instance.js';
-import type { AuditEntry } from '../../shared/api/index.js';
-import { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS } from '../../shared/api/index.js';
-import type {
-  AgentCall,
-  AgentMessage,
-  AgentState,
-  AgentToolCall,
-  ApiKeyStatus,
-  DeliveryRecord,
-  EndpointEnvironment,
-  Environment,
-  InstanceError,
-  JobLock,
-  JobWait,
-  LogEntry,
-  LoopState,
-  Permission,
-  Role,
-  StateCd,
-  StatusCd,
-  Wait,
-} from '../../shared/api/index.js';
+import type { AuditEntry, DeliveryRecord, EndpointEnvironment, Environment } from '../../shared/api/index.js';
+import type { AiProvider, ApiKey, EmailConnection, Flow, Organization, WebhookRegistration } from './catalogue.js';
 
 // The wire's constants and types, defined in shared/api; re-exported for the daemon's modules.
-export { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS };
-export type { Domain, DomainAction };
+export { ENVIRONMENTS, ROLE_PERMISSIONS, STATE, STATUS } from '../../shared/api/index.js';
 export type {
   AgentCall,
   AgentMessage,
@@ -58,7 +37,22 @@ export type {
   StateCd,
   StatusCd,
   Wait,
-};
+} from '../../shared/api/index.js';
+export type { Domain, DomainAction };
+// The catalogue's entries (catalogue.ts), where the daemon's modules have always found them.
+export { AI_PROVIDER_KINDS } from './catalogue.js';
+export type {
+  AiProvider,
+  AiProviderKind,
+  ApiKey,
+  EmailConnection,
+  Flow,
+  FlowVersion,
+  Organization,
+  WebhookEndpoint,
+  WebhookRegistration,
+  WebhookSecret,
+} from './catalogue.js';
 
 /**
  * The daemon's live state: what the snapshot holds and the journal's records change. Plain
@@ -196,87 +190,13 @@ export interface WfxState {
   fileRefs?: FileRefs | undefined;
 }
 
-/** The kinds of model provider: an OpenAI-compatible HTTP API, or a GGUF file run in-process. */
-export const AI_PROVIDER_KINDS = ['openai-compatible', 'local'] as const;
-export type AiProviderKind = (typeof AI_PROVIDER_KINDS)[number];
-
-/**
- * A model provider registered for an organization. The API key is kept sealed
- * (state/secret-fields.ts) for the daemon's use, never returned, logged, or put in an error message.
- */
-export interface AiProvider {
-  readonly providerId: string;
-  /** Unique within the organization; what an aiTask's `provider` names. */
-  readonly name: string;
-  readonly organization: string;
-  readonly kind: AiProviderKind;
-  /** openai-compatible: the API's base URL (e.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`). */
-  readonly baseUrl?: string;
-  /** The model asked for when an aiTask names none (local: a label; defaults to the file's name). */
-  readonly model: string;
-  /** openai-compatible: the bearer key, sealed; absent for servers that need none (Ollama, llama.cpp). */
-  readonly apiKey?: string;
-  /** local: the GGUF file's absolute path. */
-  readonly modelPath?: string;
-  /** local: the context size in tokens (default: the model's, capped by the daemon). */
-  readonly contextSize?: number;
-  /** local: CPU threads for inference (default: chosen by the daemon from the cores it has). */
-  readonly threads?: number;
-  /** The organization's default provider (at most one per organization: saving one clears the others). */
-  readonly isDefault: boolean;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
-
 /** Message-IDs remembered per email connection. */
 export const EMAIL_SEEN_IDS = 5000;
-
-/** An IMAP mailbox the email trigger watches. The password is kept sealed for the daemon's use, never returned. */
-export interface EmailConnection {
-  readonly connectionId: string;
-  readonly name: string;
-  readonly organization: string;
-  readonly host: string;
-  readonly port: number;
-  readonly security: 'TLS' | 'STARTTLS' | 'NONE';
-  readonly user: string;
-  readonly password: string;
-  readonly mailbox: string;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
 
 // Webhook deliveries: the replay window (seen-ids.ts) and the delivery log (webhook-log.ts).
 export { DEFAULT_REPLAY_WINDOW_MS, WEBHOOK_SEEN_IDS_MAX, type SeenIds } from './seen-ids.js';
 export { WEBHOOK_LOG_BYTES, WEBHOOK_LOG_SIZE } from './webhook-log.js';
 import type { SeenIds } from './seen-ids.js';
-
-/** A signing secret (sealed: state/secret-fields.ts); a rotated-out one keeps working until `expiresAt`. */
-export interface WebhookSecret {
-  readonly secret: string;
-  readonly expiresAt: string | null;
-}
-
-export interface WebhookEndpoint {
-  readonly environment: EndpointEnvironment;
-  readonly token: string;
-  readonly secrets: readonly WebhookSecret[];
-}
-
-export interface WebhookRegistration {
-  readonly webhookId: string;
-  readonly name: string;
-  readonly organization: string;
-  readonly provider: import('../../shared/webhooks/providers.js').Provider;
-  readonly environmentMode: 'SHARED' | 'PER_ENVIRONMENT';
-  readonly authType: 'HMAC' | 'NONE';
-  readonly custom: import('../../shared/webhooks/providers.js').CustomScheme | null;
-  /** The largest body a delivery may have; absent: WEBHOOK_DEFAULT_MAX_BODY_BYTES. */
-  readonly maxBodyBytes?: number;
-  endpoints: WebhookEndpoint[];
-  readonly createdAt: string;
-  updatedAt: string;
-}
 
 /** A delivery as received, journaled before it is acknowledged. */
 export interface PendingDelivery {
@@ -291,48 +211,6 @@ export interface PendingDelivery {
   readonly redeliveryOf?: string;
   /** A redelivery's actor. */
   readonly by?: string;
-}
-
-/** A flow and its versions. Versions are immutable once published. */
-export interface Flow {
-  readonly processId: string;
-  /** The organization that first published this processId owns it. */
-  readonly organization: string;
-  name: string;
-  public: boolean;
-  versions: Record<string, FlowVersion>;
-  /** The version each environment runs. */
-  active: Partial<Record<Environment, string>>;
-}
-
-export interface FlowVersion {
-  readonly version: string;
-  /** The flow definition as published (validated). */
-  readonly definition: import('../../shared/flow/types.js').FlowDefinition;
-  /** SHA-256 of the canonical JSON of the definition: republishing it gives this version back. */
-  readonly hash: string;
-  readonly publishedAt: string;
-}
-
-export interface Organization {
-  readonly name: string;
-  readonly createdAt: string;
-}
-
-/** An API key as stored: the secret only as a SHA-256 hash (hex). */
-export interface ApiKey {
-  readonly keyId: string;
-  readonly name: string;
-  /** Owning organization; null for a system key (not bound to one organization). */
-  readonly organization: string | null;
-  readonly role: Role;
-  readonly secretHash: string;
-  status: ApiKeyStatus;
-  readonly rateLimitPerMinute: number | null;
-  readonly rateLimitPerHour: number | null;
-  readonly expiresAt: string | null;
-  readonly createdAt: string;
-  updatedAt: string;
 }
 
 /**

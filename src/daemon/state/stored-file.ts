@@ -1,15 +1,11 @@
-/** A file of the file store: an upload, or a file a node made (voiceTask's audio). */
-export interface StoredFile {
-  readonly fileId: string;
-  readonly organization: string;
-  readonly name: string;
-  readonly mimeType: string;
-  readonly bytes: number;
-  /** Hex SHA-256 of the content: the blob's name. */
-  readonly sha256: string;
-  readonly createdAt: string;
-  /** When retention removes it, unless something still refers to it then (it is kept longer). */
-  readonly expiresAt: string;
+import type { FileView } from '../../shared/api/index.js';
+
+/**
+ * A file of the file store: an upload, or a file a node made (voiceTask's audio). Its fields are
+ * the wire's (FileView: the blob is named by its sha256; retention removes it at expiresAt unless
+ * something still refers to it then), and what the state keeps besides.
+ */
+export interface StoredFile extends FileView {
   /**
    * The history buckets (YYYY-MM-DD) that finished executions naming this file were archived
    * into (`files.held`): retention keeps the file while any of them is still kept. Absent: none.

@@ -5,11 +5,11 @@ import type { WfxError } from '../../shared/errors.js';
 import type { Trigger } from '../../shared/flow/types.js';
 import type { Engine, StartRequest } from '../engine/engine.js';
 import type { WfxRecord } from '../state/records.js';
-import { emailPasswordContext } from '../state/secret-fields.js';
 import type { EmailConnection, StoredFile, WfxState } from '../state/state.js';
 import type { FileStore } from '../files/file-store.js';
 import { activeTriggers, subjectOf, type TriggerSubject } from '../state/active-triggers.js';
 import type { RecordStore } from '../store/record-store.js';
+import { MailboxWatch } from './email-mailbox.js';
 
 type EmailTrigger = Extract<Trigger, { type: 'email' }>;
 
@@ -34,25 +34,6 @@ export interface EmailTriggerOptions {
   readonly files?: FileStore;
 }
 
-/** A mailbox being watched for the triggers that name its connection. */
-interface Watch {
-  readonly connection: EmailConnection;
-  client: ImapFlow | null;
-  connected: boolean;
-  lastError: string | null;
-  /** When the mailbox was last looked at (a search for unseen mail answered). */
-  lastPoll: string | null;
-  attempt: number;
-  retry: NodeJS.Timeout | null;
-  poll: NodeJS.Timeout | null;
-  stopped: boolean;
-  busy: boolean;
-  again: boolean;
-  /** UIDs looked at that no trigger wanted (left unseen), for this UIDVALIDITY. */
-  skipped: Set<number>;
-  uidValidity: string;
-}
-
 /** Whether an email passes a trigger's filters (substrings case-insensitive, sender a regex). */
 export function passesFilters(
   filters: EmailTrigger['filters'],
@@ -75,9 +56,9 @@ const addresses = (a: AddressObject | AddressObject[] | undefined): string[] =>
  * Email triggers: one IMAP client per connection that an active flow's email trigger names.
  * New (unseen) messages that pass a trigger's filters start its flow with the email
  * variables; the starts and the message's Message-ID are one journal entry, then the message
- * is marked seen, so each Message-ID starts its flows once even across a crash. IDLE where the
- * server has it, and a poll besides; a lost connection is retried with backoff, for ever, and
- * shows as failing in trigger health meanwhile.
+ * is marked seen, so each Message-ID starts its flows once even across a crash. Each mailbox is
+ * watched by a MailboxWatch (email-mailbox.ts): a lost connection shows as failing in trigger
+ * health while it is retried.
  */
 export class EmailTriggers {
   private readonly store: RecordStore<WfxState, WfxRecord>;
@@ -87,7 +68,7 @@ export class EmailTriggers {
   private readonly backoff: { readonly initialMs: number; readonly maxMs: number };
   private readonly pollMs: number;
   private readonly files: FileStore | undefined;
-  private readonly watches = new Map<string, Watch>();
+  private readonly watches = new Map<string, MailboxWatch>();
   /** When each target (fireKey) last started its flow. */
   private readonly lastFire = new Map<string, string>();
   /** Why each target's latest start was refused (its flow's inputs refused the email, say), until one starts. */
@@ -127,7 +108,7 @@ export class EmailTriggers {
 
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.watches.values()].map((w) => this.stop(w)));
+    await Promise.all([...this.watches.values()].map((w) => w.stop()));
     this.watches.clear();
   }
 
@@ -161,7 +142,7 @@ export class EmailTriggers {
   connectionState(connectionId: string): EmailConnectionState {
     const w = this.watches.get(connectionId);
     if (!w) return { watched: false, connected: false, lastError: null, lastPoll: null };
-    return { watched: true, connected: w.connected, lastError: w.lastError, lastPoll: w.lastPoll };
+    return w.state();
   }
 
   /** The email triggers of the active versions, with the connection each names (if it exists). */
@@ -184,155 +165,25 @@ export class EmailTriggers {
       const now = needed.get(id);
       if (now && now === w.connection) {
         w.skipped.clear(); // triggers or filters may have changed: look at unseen mail again
-        this.kick(w);
+        w.kick();
         continue;
       }
       this.watches.delete(id);
-      void this.stop(w);
+      void w.stop();
     }
     for (const [id, connection] of needed) {
       if (this.watches.has(id)) continue;
-      const w: Watch = {
-        connection,
-        client: null,
-        connected: false,
-        lastError: null,
-        lastPoll: null,
-        attempt: 0,
-        retry: null,
-        poll: null,
-        stopped: false,
-        busy: false,
-        again: false,
-        skipped: new Set(),
-        uidValidity: '',
-      };
-      this.watches.set(id, w);
-      void this.connect(w);
-    }
-  }
-
-  private async connect(w: Watch): Promise<void> {
-    if (w.stopped) return;
-    const c = w.connection;
-    // Loaded on first use: a daemon with no email trigger never pays for the IMAP and MIME modules.
-    const { ImapFlow } = await import('imapflow');
-    if (w.stopped) return;
-    // Opened for this login only: the plain password is never kept.
-    let pass: string;
-    try {
-      pass = this.engine.secrets.open(c.password, emailPasswordContext(c));
-    } catch (err) {
-      w.lastError = `the password cannot be opened: ${(err as WfxError).code}: ${(err as Error).message}`;
-      this.scheduleReconnect(w);
-      return;
-    }
-    const client = new ImapFlow({
-      host: c.host,
-      port: c.port,
-      secure: c.security === 'TLS',
-      doSTARTTLS: c.security === 'STARTTLS' ? true : c.security === 'NONE' ? false : undefined,
-      auth: { user: c.user, pass },
-      logger: false,
-      emitLogs: false,
-      // IDLE (which is how new mail is heard of) starts once the connection has been quiet this
-      // long: imapflow's default of 15 s left each email unnoticed for that long after the last
-      // fetch. A reader's commands come in bursts without pauses, so a second costs no extra IDLE.
-      autoIdleDelay: 1000,
-    });
-    w.client = client;
-    client.on('error', (err: Error) => {
-      w.lastError = err.message;
-    });
-    client.on('close', () => {
-      w.connected = false;
-      if (w.client === client) w.client = null;
-      this.scheduleReconnect(w);
-    });
-    client.on('exists', () => this.kick(w));
-    try {
-      await client.connect();
-      const box = await client.mailboxOpen(c.mailbox);
-      if (w.stopped || w.client !== client) {
-        // Stopped (or replaced) while connecting: this client is not wanted any more.
-        await client.logout().catch(() => client.close());
-        return;
-      }
-      const validity = String(box.uidValidity);
-      if (validity !== w.uidValidity) w.skipped.clear();
-      w.uidValidity = validity;
-      w.connected = true;
-      w.lastError = null;
-      if (w.poll) clearInterval(w.poll);
-      w.poll = setInterval(() => this.kick(w), this.pollMs);
-      w.poll.unref();
-      this.kick(w);
-    } catch (err) {
-      w.lastError = (err as { responseText?: string }).responseText ?? (err as Error).message;
-      w.connected = false;
-      client.close();
-      if (!w.stopped) this.scheduleReconnect(w);
-    }
-  }
-
-  private scheduleReconnect(w: Watch): void {
-    if (w.stopped || this.closed || w.retry) return;
-    if (w.poll) clearInterval(w.poll);
-    w.poll = null;
-    const wait = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** w.attempt);
-    w.attempt++;
-    w.retry = setTimeout(() => {
-      w.retry = null;
-      void this.connect(w);
-    }, wait);
-    w.retry.unref();
-  }
-
-  private async stop(w: Watch): Promise<void> {
-    w.stopped = true;
-    if (w.retry) clearTimeout(w.retry);
-    if (w.poll) clearInterval(w.poll);
-    const client = w.client;
-    w.client = null;
-    w.connected = false;
-    if (client) await client.logout().catch(() => client.close());
-  }
-
-  /** Looks at the mailbox now (or again right after the look under way). */
-  private kick(w: Watch): void {
-    if (w.busy) {
-      w.again = true;
-      return;
-    }
-    w.busy = true;
-    void this.processUnseen(w)
-      .catch((err: unknown) => {
-        w.lastError = (err as Error).message;
-        this.onError(err, `email connection ${w.connection.name}`);
-      })
-      .finally(() => {
-        w.busy = false;
-        if (w.again && !w.stopped) {
-          w.again = false;
-          this.kick(w);
-        }
+      const w = new MailboxWatch(connection, {
+        secrets: this.engine.secrets,
+        now: this.now,
+        onError: this.onError,
+        backoff: this.backoff,
+        pollMs: this.pollMs,
+        closed: () => this.closed,
+        onMessage: (watch, client, uid, source) => this.processMessage(watch, client, uid, source),
       });
-  }
-
-  /** Processes each unseen message no trigger has skipped before. */
-  private async processUnseen(w: Watch): Promise<void> {
-    const client = w.client;
-    if (!client || !w.connected || w.stopped) return;
-    const uids = ((await client.search({ seen: false }, { uid: true })) || []).filter((uid) => !w.skipped.has(uid));
-    w.lastPoll = this.now().toISOString();
-    // The connection works (not only opened): the backoff starts over. A server that accepts and
-    // drops at once keeps backing off instead of being retried every second.
-    w.attempt = 0;
-    for (const uid of uids) {
-      if (w.stopped || client !== w.client) return;
-      const message = await client.fetchOne(String(uid), { source: true }, { uid: true });
-      if (!message || !message.source) continue;
-      await this.processMessage(w, client, uid, message.source);
+      this.watches.set(id, w);
+      void w.connect();
     }
   }
 
@@ -363,7 +214,7 @@ export class EmailTriggers {
     return stored;
   }
 
-  private async processMessage(w: Watch, client: ImapFlow, uid: number, source: Buffer): Promise<void> {
+  private async processMessage(w: MailboxWatch, client: ImapFlow, uid: number, source: Buffer): Promise<void> {
     const connection = w.connection;
     const { simpleParser } = await import('mailparser');
     const mail = await simpleParser(source);

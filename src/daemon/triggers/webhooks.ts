@@ -5,16 +5,14 @@ import type { SecretBox } from '../secrets/secret-box.js';
 import type { FileStore } from '../files/file-store.js';
 import type { Engine } from '../engine/engine.js';
 import { uuidv7 } from '../state/ids.js';
-import { DEFAULT_MAX_JSON_DEPTH, describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
+import { DEFAULT_MAX_JSON_DEPTH } from '../../shared/json-shape.js';
 import type { WfxRecord } from '../state/records.js';
 import { tokenKey } from '../state/records/triggers.js';
-import { isSeen, seenCount } from '../state/seen-ids.js';
+import { isSeen } from '../state/seen-ids.js';
 import {
   DEFAULT_REPLAY_WINDOW_MS,
-  WEBHOOK_SEEN_IDS_MAX,
   type DeliveryRecord,
   type Environment,
-  type Flow,
   type PendingDelivery,
   type WebhookRegistration,
   type WfxState,
@@ -27,14 +25,13 @@ import {
   flattenHeaders,
   liveSecrets,
   maxBodyOf,
-  rememberUntil,
   schemeOf,
   tryLiveSecrets,
   verifyWith,
 } from './webhook-delivery.js';
 import { RefusalLog } from './webhook-refusals.js';
-import { keepDelivery, readKept } from './webhook-kept.js';
-import { sharedEnvironmentOf, subscribesIn, wayOut } from './webhook-route.js';
+import { readKept } from './webhook-kept.js';
+import { DeliveryProcessor } from './webhook-processing.js';
 import { WfxError } from '../../shared/errors.js';
 
 export { liveSecrets, maxBodyOf, schemeOf, tryLiveSecrets, verifyWith };
@@ -63,55 +60,50 @@ export interface WebhookReceiverOptions {
  * defines it: one refused then (a bad signature or timestamp, a replay of a delivery seen
  * before) is recorded without its body (webhook-refusals.ts: written in batches, never one
  * journal entry each); one verified is journaled whole before the 200 (so a crash loses no
- * acknowledged delivery), then processed: the payload normalized, duplicates dropped, and
- * every flow whose active version in the endpoint's environment has a matching webhook
- * trigger started with the webhook variables. What was started is journaled in the same
- * entry as the starts; every delivery, started or not, is recorded in the registration's
- * delivery log with the reason, its body's size, hash and first bytes.
+ * acknowledged delivery), then processed (webhook-processing.ts): the payload normalized,
+ * duplicates dropped, and every flow whose active version in the endpoint's environment has a
+ * matching webhook trigger started with the webhook variables. What was started is journaled
+ * in the same entry as the starts; every delivery, started or not, is recorded in the
+ * registration's delivery log with the reason, its body's size, hash and first bytes.
  *
  * Emits `processed` ({webhookId, record}) once a delivery's outcome is known: durable for one
  * processed, in memory (and shown in the log) for one refused as it arrived.
  */
 export class WebhookReceiver extends EventEmitter {
   private readonly store: DurableStore<WfxState, WfxRecord>;
-  private readonly engine: Engine;
   /** The engine's secrets keys: signing secrets are opened with them to verify a delivery. */
   readonly secrets: SecretBox;
   /** Where verified deliveries' bodies and headers are kept (the engine's file store; none: not kept). */
   readonly files: FileStore | undefined;
   private readonly now: () => Date;
   private readonly onError: (err: unknown, what: string) => void;
-  private readonly processing = new Set<string>();
-  private readonly maxJsonDepth: number;
-  private readonly onRefused: (message: string) => void;
-  private readonly replayWindowMs: number;
-  private readonly onWarn: (message: string) => void;
-  /** Registrations warned about at the cap (warned again once they fall below it). */
-  private readonly atCap = new Set<string>();
   private readonly refusals: RefusalLog;
   /** See WebhookReceiverOptions.sharedFallback (trigger health reads it too). */
   readonly sharedFallback: Environment | undefined;
-  /**
-   * The ids (event id, body hash) of verified deliveries journaled and not processed yet, by
-   * `webhookId\0id`, with how many carry each: a replay arriving meanwhile is a duplicate too.
-   */
-  private readonly inFlight = new Map<string, number>();
-  /** Each pending delivery's keys in `inFlight`, and its payload as parsed on arrival. */
-  private readonly received = new Map<string, { keys: string[]; payload: unknown }>();
+  /** The processing of the deliveries journaled, which holds their ids until it is done. */
+  private readonly processor: DeliveryProcessor;
 
   constructor(options: WebhookReceiverOptions) {
     super();
     this.store = options.store;
-    this.engine = options.engine;
     this.secrets = options.engine.secrets;
     this.files = options.engine.files;
     this.now = options.now ?? (() => new Date());
     this.onError = options.onError ?? (() => undefined);
-    this.maxJsonDepth = options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
-    this.onRefused = options.onRefused ?? (() => undefined);
-    this.replayWindowMs = options.replayWindowMs ?? DEFAULT_REPLAY_WINDOW_MS;
-    this.onWarn = options.onWarn ?? (() => undefined);
     this.sharedFallback = options.sharedFallback;
+    this.processor = new DeliveryProcessor({
+      store: this.store,
+      engine: options.engine,
+      secrets: this.secrets,
+      files: this.files,
+      onError: this.onError,
+      maxJsonDepth: options.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
+      onRefused: options.onRefused ?? (() => undefined),
+      replayWindowMs: options.replayWindowMs ?? DEFAULT_REPLAY_WINDOW_MS,
+      onWarn: options.onWarn ?? (() => undefined),
+      sharedFallback: options.sharedFallback,
+      onProcessed: (webhookId, record) => this.emit('processed', { webhookId, record }),
+    });
     this.refusals = new RefusalLog({
       store: this.store,
       onError: this.onError,
@@ -159,7 +151,7 @@ export class WebhookReceiver extends EventEmitter {
     const { eventType, eventId } = eventOf(scheme, flat, payload);
     const bodyHash = bodyHashOf(w, flat, body, payload, sha256);
     const seen = this.store.state.webhookEventIds[w.webhookId];
-    const held = (id: string) => isSeen(seen, id, base.receivedAt) || this.inFlight.has(`${w.webhookId}\0${id}`);
+    const held = (id: string) => isSeen(seen, id, base.receivedAt) || this.processor.holds(w.webhookId, id);
     const duplicate =
       eventId !== null && held(eventId)
         ? `duplicate: event ${eventId} was delivered before`
@@ -186,13 +178,11 @@ export class WebhookReceiver extends EventEmitter {
       headers: flat,
       body: body.toString('base64'),
     };
-    const keys = [eventId, bodyHash].filter((id) => id != null).map((id) => `${w.webhookId}\0${id}`);
-    for (const k of keys) this.inFlight.set(k, (this.inFlight.get(k) ?? 0) + 1);
-    this.received.set(delivery.deliveryId, { keys, payload });
+    this.processor.hold(w.webhookId, delivery.deliveryId, [eventId, bodyHash], payload);
     try {
       await this.store.commit({ type: 'webhook.received', delivery });
     } catch (err) {
-      this.release(delivery.deliveryId);
+      this.processor.release(delivery.deliveryId);
       throw err;
     }
     setImmediate(() => void this.process(delivery.deliveryId));
@@ -292,188 +282,12 @@ export class WebhookReceiver extends EventEmitter {
   }
 
   /** Processes one journaled delivery (once; a second call while it runs is a no-op). */
-  async process(deliveryId: string): Promise<void> {
-    const d = this.store.state.pendingDeliveries[deliveryId];
-    if (!d || this.processing.has(deliveryId)) return;
-    this.processing.add(deliveryId);
-    try {
-      await this.processDelivery(d);
-    } catch (err) {
-      this.onError(err, `processing webhook delivery ${deliveryId}`);
-    } finally {
-      this.processing.delete(deliveryId);
-      this.release(deliveryId);
-    }
+  process(deliveryId: string): Promise<void> {
+    return this.processor.process(deliveryId);
   }
 
   private refuse(w: WebhookRegistration, record: DeliveryRecord): void {
     this.refusals.add(w.webhookId, record);
     this.emit('processed', { webhookId: w.webhookId, record });
-  }
-
-  /** Forgets a delivery's ids in flight (processed, or its journaling failed). */
-  private release(deliveryId: string): void {
-    for (const k of this.received.get(deliveryId)?.keys ?? []) {
-      const n = this.inFlight.get(k) ?? 0;
-      if (n <= 1) this.inFlight.delete(k);
-      else this.inFlight.set(k, n - 1);
-    }
-    this.received.delete(deliveryId);
-  }
-
-  private async processDelivery(d: PendingDelivery): Promise<void> {
-    const state = this.store.state;
-    const w = state.webhooks[d.webhookId];
-    const base = {
-      deliveryId: d.deliveryId,
-      receivedAt: d.receivedAt,
-      environment: d.environment,
-      ...(d.redeliveryOf !== undefined && { redeliveryOf: d.redeliveryOf, by: d.by ?? 'unknown' }),
-    };
-    const body = Buffer.from(d.body, 'base64');
-    const sha256 = sha256Of(body);
-    const summary = bodySummary(body, sha256);
-    let until = rememberUntil(d.receivedAt, this.replayWindowMs, null);
-    const done = async (record: DeliveryRecord) => {
-      await this.store.commit({ type: 'webhook.processed', webhookId: d.webhookId, record, until });
-      this.emit('processed', { webhookId: d.webhookId, record });
-    };
-    if (!w) {
-      await done({
-        ...base,
-        eventType: null,
-        eventId: null,
-        signatureOk: false,
-        reason: 'the registration was deleted',
-        startedInstanceIds: [],
-        body: summary,
-      });
-      return;
-    }
-    // Judged at the instant of receipt: a delivery processed after a restart is not stale. Verified
-    // again: a delivery journaled by an earlier version was not verified before.
-    const receivedAt = new Date(d.receivedAt);
-    const scheme = schemeOf(w);
-    // A redelivery verified when it first arrived; its kept headers carry no signature.
-    const redelivery = d.redeliveryOf !== undefined;
-    const verdict = redelivery
-      ? ({ ok: true, timestamp: null } as const)
-      : verifyWith(w, d.environment, this.secrets, d.headers, body, receivedAt);
-    if (!verdict.ok) {
-      return void (await done({
-        ...base,
-        ...eventOf(scheme, d.headers, undefined),
-        signatureOk: false,
-        refused: 'SIGNATURE',
-        reason: clipText(`signature refused: ${verdict.reason}`, RECORD_REASON_MAX),
-        startedInstanceIds: [],
-        body: summary,
-      }));
-    }
-    until = rememberUntil(d.receivedAt, this.replayWindowMs, verdict.timestamp);
-    const payload = this.received.get(d.deliveryId)?.payload ?? normalizePayload(body, d.headers['content-type']);
-    const { eventType, eventId } = eventOf(scheme, d.headers, payload);
-    const bodyHash = bodyHashOf(w, d.headers, body, payload, sha256);
-    const fields = { ...base, eventType, eventId, signatureOk: true, ...(bodyHash && { bodyHash }), body: summary };
-    const seen = state.webhookEventIds[w.webhookId];
-    this.warnAtCap(w, seenCount(seen));
-    if (!redelivery && eventId !== null && isSeen(seen, eventId, d.receivedAt)) {
-      return void (await done({
-        ...fields,
-        refused: 'DUPLICATE',
-        reason: `duplicate: event ${eventId} was delivered before`,
-        startedInstanceIds: [],
-      }));
-    }
-    if (!redelivery && bodyHash && isSeen(seen, bodyHash, d.receivedAt)) {
-      return void (await done({
-        ...fields,
-        refused: 'DUPLICATE',
-        reason: 'duplicate: the same signed body was delivered before (a replay)',
-        startedInstanceIds: [],
-      }));
-    }
-    const excess = jsonDepthExcess(payload, this.maxJsonDepth);
-    if (excess !== null) {
-      const why = `payload refused: ${describeDepthExcess(excess, 'payload')}`;
-      this.onRefused(`delivery ${d.deliveryId} to ${w.name} started nothing: ${why}`);
-      return void (await done({ ...fields, reason: why, startedInstanceIds: [] }));
-    }
-    // Kept (durable before its record names it) so that it can be read and redelivered.
-    const kept = await keepDelivery(this.files, w, d.headers, body, this.onError);
-    const shared = d.environment === 'ALL';
-    // A SHARED endpoint runs each flow's PRODUCTION version, or under `wfx dev` its DEVELOPMENT one (webhook-route.ts).
-    const envOf = (flow: Flow): Environment =>
-      shared ? sharedEnvironmentOf(flow, w.name, this.sharedFallback) : (d.environment as Environment);
-    const variables = {
-      webhookPayload: payload,
-      webhookEventType: eventType,
-      webhookHeaders: d.headers,
-      webhookProvider: w.provider,
-      webhookEventId: eventId,
-      webhookTraceId: d.headers.traceparent ?? d.headers['x-request-id'] ?? d.deliveryId,
-      webhookRawBody: d.body,
-      webhookEventTimestamp: verdict.timestamp,
-    };
-    const orgFlows = Object.values(state.flows).filter((flow) => flow.organization === w.organization);
-    const targets = orgFlows.filter((flow) => {
-      const active = flow.active[envOf(flow)];
-      const triggers = active === undefined ? [] : (flow.versions[active]?.definition.triggers ?? []);
-      return triggers.some(
-        (tr) =>
-          tr.type === 'webhook' &&
-          tr.webhook === w.name &&
-          (tr.eventType === undefined || tr.eventType === '' || tr.eventType === eventType),
-      );
-    });
-    const runs = !shared ? d.environment : this.sharedFallback ? `PRODUCTION or ${this.sharedFallback}` : 'PRODUCTION';
-    // A flow this endpoint cannot run (active only in the other environment): say so, and the way out.
-    const elsewhere = shared
-      ? orgFlows.find((f) => envOf(f) !== 'DEVELOPMENT' && subscribesIn(f, 'DEVELOPMENT', w.name))
-      : undefined;
-    const reason =
-      targets.length === 0
-        ? `no flow active in ${runs} has a webhook trigger for "${w.name}"${eventType ? ` that takes event ${eventType}` : ''}` +
-          (elsewhere
-            ? `; ${elsewhere.processId} subscribes in DEVELOPMENT, which the shared endpoint does not run. ${wayOut(w, 'DEVELOPMENT', this.sharedFallback)}`
-            : ' (`wfx flow list` shows the versions active in each environment)')
-        : null;
-    let record: DeliveryRecord | null = null;
-    let refusedWhy: string | null = null;
-    await this.engine.startBatch(
-      targets.map((flow) => ({
-        organization: w.organization,
-        processId: flow.processId,
-        environment: envOf(flow),
-        data: variables,
-        // Kept with the delivery, so a delivery processed after a restart still continues it.
-        traceparent: d.headers.traceparent,
-      })),
-      (started, refused) => {
-        // A start the engine refused is recorded with the delivery, never dropped unseen.
-        refusedWhy =
-          refused.length === 0
-            ? null
-            : refused.map((r) => `${r.req.processId} not started: ${r.error.code}: ${r.error.message}`).join('; ');
-        record = {
-          ...fields,
-          ...(kept && { kept }),
-          reason: clipText(refusedWhy ?? reason, RECORD_REASON_MAX),
-          startedInstanceIds: started.map((i) => i.processInstanceId),
-        };
-        return [{ type: 'webhook.processed', webhookId: w.webhookId, record, until }];
-      },
-    );
-    if (refusedWhy !== null) this.onRefused(`delivery ${d.deliveryId} to ${w.name}: ${refusedWhy as string}`);
-    this.emit('processed', { webhookId: w.webhookId, record });
-  }
-
-  private warnAtCap(w: WebhookRegistration, count: number): void {
-    if (count < WEBHOOK_SEEN_IDS_MAX) return void this.atCap.delete(w.webhookId);
-    if (this.atCap.has(w.webhookId)) return;
-    this.atCap.add(w.webhookId);
-    this.onWarn(
-      `webhook "${w.name}" remembers ${WEBHOOK_SEEN_IDS_MAX} delivery ids: the oldest are forgotten before their replay window ends`,
-    );
   }
 }

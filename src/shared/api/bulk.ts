@@ -5,7 +5,7 @@
  * added there comes along here.
  */
 import { Type, type Static, type TSchema } from './schema.js';
-import { Answer, Name, Nullable, NullableString, Page, StringEnum } from './common.js';
+import { Answer, Nullable, NullableString, Page, StringEnum, OrganizationFilter } from './common.js';
 import { ExecutionListQuery, InstanceSummary } from './process.js';
 
 const { limit: _limit, cursor: _cursor, ...filters } = ExecutionListQuery.properties;
@@ -172,12 +172,7 @@ export type BulkView = Static<typeof BulkView>;
 export const BulkListQuery = Type.Object(
   {
     state: Type.Optional(StringEnum(BULK_STATES)),
-    organization: Type.Optional(
-      Type.Unsafe<string>({
-        ...Name,
-        description: "system keys only: this organization's bulk operations (default: every one's)",
-      }),
-    ),
+    organization: OrganizationFilter('bulk operations', "every one's"),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
     /** The `nextCursor` of the previous page. */
     cursor: Type.Optional(Type.String({ maxLength: 200 })),

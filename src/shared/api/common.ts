@@ -61,6 +61,19 @@ export function Items<T extends TSchema>(item: T) {
 /** A user-given name (organization, webhook, connection): never a reserved word. */
 export const Name = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$', not: { enum: RESERVED_NAMES } });
 
+/**
+ * The `organization` filter of a list a system key reads across organizations: the one named,
+ * else every one. `what` is what the list holds (`executions`); `everyone` how the default reads.
+ */
+export function OrganizationFilter(what: string, everyone = 'every organization') {
+  return Type.Optional(
+    Type.Unsafe<string>({
+      ...Name,
+      description: `system keys only: this organization's ${what} (default: ${everyone})`,
+    }),
+  );
+}
+
 /** Querystring of admin routes: `?organization=` (system callers name the organization they act in). */
 export const OrganizationQuery = Type.Object({ organization: Type.Optional(Name) }, { additionalProperties: false });
 export type OrganizationQuery = Static<typeof OrganizationQuery>;

@@ -3,7 +3,7 @@
  * code and the node they failed at, each group with its count and its newest execution.
  */
 import { Type, type Static } from './schema.js';
-import { Answer, ENVIRONMENTS, Name, NullableString, StringEnum } from './common.js';
+import { Answer, ENVIRONMENTS, NullableString, StringEnum, OrganizationFilter } from './common.js';
 
 /** How GET /process/failures orders its groups: newest execution first, or the largest first. */
 export const FAILURE_SORTS = ['newest', 'count'] as const;
@@ -31,12 +31,7 @@ export const FailuresQuery = Type.Object(
     ),
     /** At most this many groups (`total` and `groupCount` count every one). */
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
-    organization: Type.Optional(
-      Type.Unsafe<string>({
-        ...Name,
-        description: "system keys only: this organization's failures (default: every organization)",
-      }),
-    ),
+    organization: OrganizationFilter('failures'),
   },
   { additionalProperties: false },
 );

@@ -10,6 +10,7 @@ import { useFailures, useGroupExecutions, type FailureGroup } from '../hooks/use
 import { useWidth } from '../hooks/use-width.js';
 import { Detail } from './execution-detail.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
+import { ReadError } from '../components/read-error.js';
 
 /**
  * The failures screen: failed executions grouped by flow, failure code and node, the largest
@@ -52,11 +53,7 @@ export function FailuresScreen(props: ScreenProps & { readonly refreshMs?: numbe
     );
   return (
     <Box flexDirection="column">
-      {error?.code === 'FORBIDDEN' ? (
-        <Text color="yellow">✖ FORBIDDEN: this credential lacks WORKFLOW_READ, which the failures need</Text>
-      ) : error ? (
-        <Text color="red">✖ cannot read the failures: {error.text}</Text>
-      ) : null}
+      <ReadError error={error} what="the failures" forbidden="which the failures need" />
       {data ? (
         <>
           <Text>

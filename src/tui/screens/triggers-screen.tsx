@@ -8,6 +8,7 @@ import { useWorkers } from '../hooks/use-workers.js';
 import { useWidth } from '../hooks/use-width.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
 import { cursorAt, moveCursor } from '../cursor.js';
+import { ReadError } from '../components/read-error.js';
 
 /**
  * The health screen: every trigger of the active flow versions with its state, last and next
@@ -36,11 +37,7 @@ export function TriggersScreen(props: ScreenProps & { readonly refreshMs?: numbe
   const count = (state: string) => triggers.filter((t) => t.state === state).length;
   return (
     <Box flexDirection="column">
-      {error?.code === 'FORBIDDEN' ? (
-        <Text color="yellow">✖ FORBIDDEN: this credential lacks WORKFLOW_READ, which trigger health needs</Text>
-      ) : error ? (
-        <Text color="red">✖ cannot read trigger health: {error.text}</Text>
-      ) : null}
+      <ReadError error={error} what="trigger health" forbidden="which trigger health needs" />
       {data ? (
         <>
           <Text>

@@ -36,6 +36,13 @@ export interface JobRouteDeps {
 /** The organization whose job a worker may name: its own (null: a system key, any). */
 const jobOrganization = (caller: Caller): string | null => (caller.system ? null : caller.organization);
 
+/** A worker's request naming one job it holds (POST /jobs/:key/...). */
+interface HeldJobRequest {
+  readonly params: { readonly key: string };
+  readonly body: { readonly worker: string };
+  readonly caller: Caller | null;
+}
+
 /**
  * The jobs API: workers activate (a long poll), complete, fail, heartbeat and release jobs
  * (permission JOB_WORKER: the worker role, and admins); operators list jobs and workers
@@ -44,6 +51,12 @@ const jobOrganization = (caller: Caller): string | null => (caller.system ? null
 export function jobRoutes(fastify: FastifyInstance, deps: JobRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { engine, board } = deps;
+  /** The job a worker names, once the board has heard from the worker: what the engine acts on. */
+  const heldJob = (request: HeldJobRequest) => {
+    const { key } = request.params;
+    board.touched(key, request.body.worker);
+    return { organization: jobOrganization(request.caller!), key, worker: request.body.worker };
+  };
   const worker = { auth: { permission: 'JOB_WORKER' as const } };
   const tags = ['jobs'];
 
@@ -108,16 +121,8 @@ export function jobRoutes(fastify: FastifyInstance, deps: JobRouteDeps): void {
       params: JobParams,
       body: CompleteJobBody,
     },
-    handler: async (request): Promise<JobAnswer> => {
-      const { key } = request.params;
-      board.touched(key, request.body.worker);
-      return engine.jobs.complete({
-        organization: jobOrganization(request.caller!),
-        key,
-        worker: request.body.worker,
-        output: request.body.output ?? null,
-      });
-    },
+    handler: async (request): Promise<JobAnswer> =>
+      engine.jobs.complete({ ...heldJob(request), output: request.body.output ?? null }),
   });
 
   app.post('/jobs/complete', {
@@ -176,13 +181,9 @@ export function jobRoutes(fastify: FastifyInstance, deps: JobRouteDeps): void {
       body: FailJobBody,
     },
     handler: async (request): Promise<JobAnswer> => {
-      const { key } = request.params;
       const b = request.body;
-      board.touched(key, b.worker);
       return engine.jobs.fail({
-        organization: jobOrganization(request.caller!),
-        key,
-        worker: b.worker,
+        ...heldJob(request),
         ...(b.errorCode !== undefined && { errorCode: b.errorCode }),
         ...(b.errorMessage !== undefined && { errorMessage: b.errorMessage }),
         ...(b.retry !== undefined && { retry: b.retry }),
@@ -200,12 +201,8 @@ export function jobRoutes(fastify: FastifyInstance, deps: JobRouteDeps): void {
       body: HeartbeatJobBody,
     },
     handler: async (request): Promise<JobAnswer> => {
-      const { key } = request.params;
-      board.touched(key, request.body.worker);
       return engine.jobs.heartbeat({
-        organization: jobOrganization(request.caller!),
-        key,
-        worker: request.body.worker,
+        ...heldJob(request),
         ...(request.body.lockDuration !== undefined && { lockDurationMs: request.body.lockDuration }),
       });
     },
@@ -219,11 +216,7 @@ export function jobRoutes(fastify: FastifyInstance, deps: JobRouteDeps): void {
       params: JobParams,
       body: ReleaseJobBody,
     },
-    handler: async (request): Promise<JobAnswer> => {
-      const { key } = request.params;
-      board.touched(key, request.body.worker);
-      return engine.jobs.release({ organization: jobOrganization(request.caller!), key, worker: request.body.worker });
-    },
+    handler: async (request): Promise<JobAnswer> => engine.jobs.release(heldJob(request)),
   });
 
   app.get('/jobs', {

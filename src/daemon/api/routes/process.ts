@@ -127,29 +127,22 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
         startTime: inst.startTime,
       }));
 
-  app.post('/process/exec', {
-    config: { auth: { permission: 'WORKFLOW_EXECUTE', callerKind: 'organization' } },
-    schema: {
-      tags: ['executions'],
-      summary: "Start an execution in the caller's organization",
-      body: StartBody,
-      querystring: StartQuery,
-      response: { 200: Started, ...ERROR_REPLIES },
-    },
-    handler: (request) => start(request, request.caller!, request.body, request.query, requestTraceparent(request)),
-  });
-
-  app.post('/process/start', {
-    config: { auth: { permission: 'WORKFLOW_EXECUTE', callerKind: 'system' } },
-    schema: {
-      tags: ['executions'],
-      summary: "Start an execution of any organization's flow (system keys)",
-      body: StartBody,
-      querystring: StartQuery,
-      response: { 200: Started, ...ERROR_REPLIES },
-    },
-    handler: (request) => start(request, request.caller!, request.body, request.query, requestTraceparent(request)),
-  });
+  // One start, for an organization's key (in its organization) and for a system key (any's).
+  for (const [path, callerKind, summary] of [
+    ['/process/exec', 'organization', "Start an execution in the caller's organization"],
+    ['/process/start', 'system', "Start an execution of any organization's flow (system keys)"],
+  ] as const)
+    app.post(path, {
+      config: { auth: { permission: 'WORKFLOW_EXECUTE', callerKind } },
+      schema: {
+        tags: ['executions'],
+        summary,
+        body: StartBody,
+        querystring: StartQuery,
+        response: { 200: Started, ...ERROR_REPLIES },
+      },
+      handler: (request) => start(request, request.caller!, request.body, request.query, requestTraceparent(request)),
+    });
 
   app.post('/process/task', {
     config: { auth: { permission: 'WORKFLOW_EXECUTE' } },

@@ -1,31 +1,20 @@
 /**
- * Records of what an execution's nodes do: a token enters a node, which runs, waits (on input,
- * an event, a timer, a child, its loop, its tool calls or its job), completes or is left; a
- * join counts its arrivals. The execution's log lines and the subscription index follow from
- * them, so they need no records of their own.
+ * Records of what an execution's nodes do: a token enters a node, which runs, completes or is
+ * left; a non-interrupting boundary event fires; a join counts its arrivals. A node that waits
+ * meanwhile has the records of node-waits.ts. The execution's log lines and the subscription
+ * index follow from them, so they need no records of their own.
  */
 import type { AiUsage } from '../agent.js';
 import { execution } from '../executions.js';
 import { nodesAt } from '../../../shared/flow/types.js';
 import { extensibleCopy } from '../../../shared/json-object.js';
-import { applyAgentUpdate, type AgentUpdate } from '../agent.js';
-import { applyJobLock, indexJobWait, jobWaitingLine, unindexJob, type JobLockReason } from '../job-queues.js';
+import { unindexJob } from '../job-queues.js';
 import { LiveCounts } from '../live-counts.js';
 import { appendLog } from '../log-line.js';
-import { progressedWait, type LoopProgress } from '../loop-progress.js';
 import { countLiveNode, setVariables } from '../sizes.js';
-import {
-  STATUS,
-  type Instance,
-  type JobLock,
-  type NodeInstance,
-  type StatusCd,
-  type Wait,
-  type WfxState,
-  type Writable,
-} from '../state.js';
+import { STATUS, type Instance, type NodeInstance, type StatusCd, type WfxState, type Writable } from '../state.js';
 import type { Handlers } from './handlers.js';
-import { subscribe, unsubscribe } from './subscription-index.js';
+import { unsubscribe } from './subscription-index.js';
 import { indexTaskNode } from '../task-index.js';
 
 /** The records of an execution's nodes (WfxRecord). */
@@ -64,22 +53,6 @@ export type NodeRecord =
       readonly at: string;
       readonly nodes: ReadonlyArray<NodeRun>;
     }
-  /** A node waits (again: a loop writes its progress this way), with variables it set meanwhile. */
-  | {
-      readonly type: 'node.waiting';
-      readonly instanceId: string;
-      readonly nodeInstanceId: string;
-      readonly wait: Wait;
-      readonly at: string;
-      readonly variables?: Record<string, unknown>;
-    }
-  /** A waiting loopNode's progress (loop-progress.ts): its counts, the values collected since, variables handed on. */
-  | ({
-      readonly type: 'loop.progressed';
-      readonly instanceId: string;
-      readonly nodeInstanceId: string;
-      readonly at: string;
-    } & LoopProgress)
   /** A non-interrupting boundary event of the node fired (it fires once). */
   | {
       readonly type: 'boundary.fired';
@@ -102,35 +75,6 @@ export type NodeRecord =
       /** What its log's `completed` line adds (node.ran's). */
       readonly note?: string;
     }
-  /**
-   * A callAgent's turn: the messages and tool calls appended to its state, a model answer
-   * counted, tool calls ended (state/agent.ts). Emitted before the record that moves the node
-   * on (node.waiting, node.working, node.completed or node.left) in the same step.
-   */
-  | ({
-      readonly type: 'agent.updated';
-      readonly instanceId: string;
-      readonly nodeInstanceId: string;
-      readonly at: string;
-    } & AgentUpdate)
-  /**
-   * Who answered a waiting input node or user task (POST /process/task): emitted right before
-   * the resume it causes, in the same step, so the answer and its author are one journal entry.
-   */
-  | {
-      readonly type: 'node.answered';
-      readonly instanceId: string;
-      readonly nodeInstanceId: string;
-      readonly by: string;
-      readonly at: string;
-    }
-  /** A waiting node goes back to work outside the step (a callAgent's next model turn): Active again. */
-  | {
-      readonly type: 'node.working';
-      readonly instanceId: string;
-      readonly nodeInstanceId: string;
-      readonly at: string;
-    }
   | {
       readonly type: 'node.left';
       readonly instanceId: string;
@@ -147,19 +91,6 @@ export type NodeRecord =
       readonly instanceId: string;
       readonly nodeId: string;
       readonly arrivals: Record<string, number>;
-    }
-  /**
-   * A domainTask's job was locked to a worker (`activated`, `extended` by a heartbeat) or given
-   * back (`released`, lock null): its node's wait gets the lock. A failed attempt is a new
-   * `node.waiting` instead (the next attempt's wait).
-   */
-  | {
-      readonly type: 'job.locked';
-      readonly instanceId: string;
-      readonly nodeInstanceId: string;
-      readonly at: string;
-      readonly lock: JobLock | null;
-      readonly reason: JobLockReason;
     };
 
 /** One node of a `nodes.ran` record: a `node.ran` without what the run shares. */
@@ -212,28 +143,6 @@ const STATUS_WORD: Record<StatusCd, string> = {
   5: 'timed out',
 };
 
-function waitingFor(wait: Wait): string {
-  switch (wait.kind) {
-    case 'input':
-      return 'waiting for input';
-    case 'event':
-      return `waiting for ${wait.eventType} "${wait.messageRef}"`;
-    case 'timer':
-      return `waiting for timer until ${wait.dueAt}`;
-    case 'child':
-      return 'waiting for its child execution';
-    case 'loop': {
-      const s = wait.state;
-      const total = s.items === null ? '' : ` of ${s.items.length}`;
-      return `iterations: ${s.done}${total} done, ${s.running} running`;
-    }
-    case 'tools':
-      return 'waiting for its tool calls';
-    case 'job':
-      return jobWaitingLine(wait);
-  }
-}
-
 /** Creates the node instance a token entered (Active); name and type come from the flow version. */
 function enter(
   state: WfxState,
@@ -276,6 +185,16 @@ function complete(
   appendLog(inst, node, 'INFO', message, r.at, r.variables !== undefined);
 }
 
+/**
+ * Takes a node that stops waiting out of what its wait indexed it in (the subscriptions, the job
+ * queues), and returns the status it had.
+ */
+export function leaveWait(state: WfxState, inst: Instance, node: NodeInstance): StatusCd {
+  unsubscribe(state, inst, node);
+  unindexJob(state, inst, node);
+  return node.statusCd;
+}
+
 /** The reducer's part for an execution's nodes (records.ts). */
 export const nodeHandlers: Handlers<NodeRecord> = {
   'node.entered': (state, r) => {
@@ -295,37 +214,11 @@ export const nodeHandlers: Handlers<NodeRecord> = {
         nodeRan(r.instanceId, n.nodeInstanceId, n.nodeId, r.at, n.variables, n.output, n.note),
       );
   },
-  'node.waiting': (state, r) => {
-    const inst = execution(state, r.instanceId);
-    const node = inst?.nodes[r.nodeInstanceId];
-    if (!inst || !node) return;
-    const before = node.wait;
-    const from = node.statusCd;
-    node.statusCd = STATUS.WAITING;
-    node.wait = r.wait;
-    if (r.variables) setVariables(inst, r.variables);
-    if (r.wait.kind === 'event') subscribe(state, inst, node, r.wait);
-    if (r.wait.kind === 'job' || before?.kind === 'job') indexJobWait(state, inst, node, before);
-    indexTaskNode(state, inst, node);
-    LiveCounts.held(state)?.node(inst, from, STATUS.WAITING);
-    appendLog(inst, node, 'INFO', waitingFor(r.wait), r.at, r.variables !== undefined);
-  },
-  'loop.progressed': (state, r) => {
-    const inst = execution(state, r.instanceId);
-    const node = inst?.nodes[r.nodeInstanceId];
-    const wait = node && progressedWait(node, r);
-    if (!inst || !node || !wait) return;
-    node.wait = wait;
-    if (r.variables) setVariables(inst, r.variables);
-    appendLog(inst, node, 'INFO', waitingFor(wait), r.at, r.variables !== undefined);
-  },
   'node.completed': (state, r) => {
     const inst = execution(state, r.instanceId);
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
-    unsubscribe(state, inst, node);
-    unindexJob(state, inst, node);
-    const from = node.statusCd;
+    const from = leaveWait(state, inst, node);
     complete(inst, node, r);
     indexTaskNode(state, inst, node);
     LiveCounts.held(state)?.node(inst, from, STATUS.COMPLETED);
@@ -342,9 +235,7 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     const inst = execution(state, r.instanceId);
     const node = inst?.nodes[r.nodeInstanceId];
     if (!inst || !node) return;
-    unsubscribe(state, inst, node);
-    unindexJob(state, inst, node);
-    const from = node.statusCd;
+    const from = leaveWait(state, inst, node);
     if (from === STATUS.ACTIVE || from === STATUS.WAITING) countLiveNode(inst, -1);
     node.statusCd = r.statusCd;
     LiveCounts.held(state)?.node(inst, from, r.statusCd);
@@ -355,30 +246,6 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     if (r.variables) setVariables(inst, r.variables);
     const level = r.statusCd === STATUS.FAILED ? 'ERROR' : 'WARN';
     appendLog(inst, node, level, `${STATUS_WORD[r.statusCd]}: ${r.reason}`, r.at, r.variables !== undefined);
-  },
-  'agent.updated': (state, r) => {
-    const inst = execution(state, r.instanceId);
-    const node = inst?.nodes[r.nodeInstanceId];
-    if (!inst || !node) return;
-    for (const line of applyAgentUpdate(inst, node, r)) appendLog(inst, node, 'INFO', line, r.at);
-  },
-  'node.answered': (state, r) => {
-    const node = execution(state, r.instanceId)?.nodes[r.nodeInstanceId];
-    if (!node) return;
-    node.answeredBy = r.by;
-    node.answeredAt = r.at;
-  },
-  'node.working': (state, r) => {
-    const inst = execution(state, r.instanceId);
-    const node = inst?.nodes[r.nodeInstanceId];
-    if (!inst || !node) return;
-    unsubscribe(state, inst, node);
-    unindexJob(state, inst, node);
-    const from = node.statusCd;
-    node.statusCd = STATUS.ACTIVE;
-    node.wait = null;
-    indexTaskNode(state, inst, node);
-    LiveCounts.held(state)?.node(inst, from, STATUS.ACTIVE);
   },
   'boundary.fired': (state, r) => {
     const inst = execution(state, r.instanceId);
@@ -392,12 +259,5 @@ export const nodeHandlers: Handlers<NodeRecord> = {
     if (!inst) return;
     if (Object.keys(r.arrivals).length === 0) delete inst.joins[r.nodeId];
     else inst.joins[r.nodeId] = { ...r.arrivals };
-  },
-  'job.locked': (state, r) => {
-    const inst = execution(state, r.instanceId);
-    const node = inst?.nodes[r.nodeInstanceId];
-    if (!inst || !node) return;
-    const line = applyJobLock(state, inst, node, r.lock, r.reason);
-    if (line !== null) appendLog(inst, node, 'INFO', line, r.at);
   },
 };
