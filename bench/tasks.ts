@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { Engine } from '../src/daemon/engine/engine.js';
 import { waitingTasks } from '../src/daemon/engine/tasks.js';
 import { publishFlow } from '../src/daemon/flows/publish.js';
-import { InstanceTable } from '../src/daemon/state/instance-table.js';
+import { ExecutionTable } from '../src/daemon/state/execution-table.js';
 import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
 import type { WfxState } from '../src/daemon/state/state.js';
 import { History } from '../src/daemon/store/history.js';
@@ -85,7 +85,7 @@ async function main(): Promise<void> {
     }
     await Promise.all(starts);
     const state = store.state;
-    const live = [...InstanceTable.of(state).live()].length;
+    const live = [...ExecutionTable.of(state).live()].length;
     console.log(`${live} live executions started in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const filter = { organization: 'default', limit: 50 };
     const a = JSON.stringify(await waitingTasks(state, engine.executions, filter));

@@ -3,11 +3,11 @@
  * are taken off the resident state as JSON and read back when a step or a read names them, so
  * the engine suite runs with nothing resident between steps (`WFX_TEST_COLD=1`).
  */
-import { InstanceTable } from '../../src/daemon/state/instance-table.js';
+import { ExecutionTable } from '../../src/daemon/state/execution-table.js';
 import { execution, treeOf, type ColdExecutions } from '../../src/daemon/state/executions.js';
 import { ExecutionIndex } from '../../src/daemon/state/execution-index/execution-index.js';
 import { summarize, type ExecutionSummary } from '../../src/daemon/state/execution-summary.js';
-import { STATE, STATUS, type Instance, type WfxState } from '../../src/daemon/state/state.js';
+import { STATE, STATUS, type Execution, type WfxState } from '../../src/daemon/state/state.js';
 
 /**
  * A flow that waits every way a tree can at rest: an answer and a message in parallel, then a
@@ -62,14 +62,14 @@ export class MemoryCold implements ColdExecutions {
     return this.docs.keys();
   }
 
-  load(ids: readonly string[]): Promise<Instance[]> {
-    const out: Instance[] = [];
+  load(ids: readonly string[]): Promise<Execution[]> {
+    const out: Execution[] = [];
     for (const id of ids) {
       const doc = this.docs.get(id);
       if (doc === undefined) continue;
       this.docs.delete(id);
       this.directory.remove(id);
-      out.push(JSON.parse(doc) as Instance);
+      out.push(JSON.parse(doc) as Execution);
     }
     this.loads += out.length;
     // Read back on a later turn, as a disk read would be.
@@ -77,14 +77,14 @@ export class MemoryCold implements ColdExecutions {
   }
 
   /** Copies of the cold executions, read from their JSON (they stay cold): what a test's oracle scans. */
-  peek(): Instance[] {
-    return [...this.docs.values()].map((doc) => JSON.parse(doc) as Instance);
+  peek(): Execution[] {
+    return [...this.docs.values()].map((doc) => JSON.parse(doc) as Execution);
   }
 
   /** Puts every cold execution back (before the store closes: its snapshot must hold them). */
   restoreAll(state: WfxState): void {
-    const table = InstanceTable.of(state);
-    for (const doc of this.docs.values()) table.put(JSON.parse(doc) as Instance);
+    const table = ExecutionTable.of(state);
+    for (const doc of this.docs.values()) table.put(JSON.parse(doc) as Execution);
     for (const id of this.docs.keys()) this.directory.remove(id);
     this.docs.clear();
   }
@@ -94,8 +94,8 @@ export class MemoryCold implements ColdExecutions {
    * (finished ones are on their way to history and stay).
    */
   evictAtRest(state: WfxState): void {
-    const table = InstanceTable.of(state);
-    const byTree = new Map<string, Instance[]>();
+    const table = ExecutionTable.of(state);
+    const byTree = new Map<string, Execution[]>();
     for (const id of table.ids()) {
       const inst = execution(state, id);
       if (inst === undefined) continue;
@@ -131,8 +131,8 @@ export class MemoryCold implements ColdExecutions {
  */
 export function withCold(state: WfxState, cold: MemoryCold | null): WfxState {
   if (cold === null || cold.size === 0) return state;
-  const instances: Record<string, Instance> = {};
-  for (const inst of InstanceTable.of(state).live()) instances[inst.processInstanceId] = inst;
+  const instances: Record<string, Execution> = {};
+  for (const inst of ExecutionTable.of(state).live()) instances[inst.processInstanceId] = inst;
   for (const inst of cold.peek()) instances[inst.processInstanceId] = inst;
   // The subscription index is the state's own (the scans do not read it); the others start again.
   return {

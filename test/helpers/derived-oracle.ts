@@ -1,10 +1,10 @@
 import type { Test } from 'tap';
 import { DaemonMetrics } from '../../src/daemon/observe/metrics.js';
 import { taskOf, type TaskFilter, type WaitingTask } from '../../src/daemon/engine/tasks.js';
-import { InstanceTable } from '../../src/daemon/state/instance-table.js';
+import { ExecutionTable } from '../../src/daemon/state/execution-table.js';
 import type { JobQueues } from '../../src/daemon/state/job-queues.js';
 import { LiveCounts } from '../../src/daemon/state/live-counts.js';
-import { STATE, STATUS, type Instance, type WfxState } from '../../src/daemon/state/state.js';
+import { STATE, STATUS, type Execution, type WfxState } from '../../src/daemon/state/state.js';
 import { executionTriggerHealth } from '../../src/daemon/triggers/health.js';
 import { withCold, type MemoryCold } from './cold.js';
 import { liveInstances } from './state.js';
@@ -13,7 +13,7 @@ import { liveInstances } from './state.js';
 // what the reducer keeps with what a walk over every live execution gives.
 
 /** Whether a running execution only waits (the scan metrics.ts made per scrape). */
-export function waitingOnly(inst: Instance): boolean {
+export function waitingOnly(inst: Execution): boolean {
   let live = false;
   for (const id in inst.nodes) {
     const s = inst.nodes[id]!.statusCd;
@@ -136,7 +136,7 @@ export async function compareWithScans(
 export function tasksByScan(state: WfxState, filter: TaskFilter): { items: WaitingTask[]; nextCursor: string | null } {
   const key = (t: WaitingTask) => `${t.waitingSince}|${t.processInstanceId}|${t.nodeInstanceId}`;
   const found: WaitingTask[] = [];
-  for (const inst of InstanceTable.of(state).live()) {
+  for (const inst of ExecutionTable.of(state).live()) {
     if (inst.stateCd !== STATE.RUNNING) continue;
     if (filter.organization !== null && inst.organization !== filter.organization) continue;
     if (filter.processId !== undefined && inst.processId !== filter.processId) continue;

@@ -12,7 +12,7 @@ import { Engine, type EngineOptions, type LifecycleEvent, type StreamedLog } fro
 import { publishFlow } from '../../src/daemon/flows/publish.js';
 import { wfxJsonStore } from '../../src/daemon/engine/executions-at-rest.js';
 import type { WfxRecord } from '../../src/daemon/state/records.js';
-import type { Environment, Instance, WfxState } from '../../src/daemon/state/state.js';
+import type { Environment, Execution, WfxState } from '../../src/daemon/state/state.js';
 import { History } from '../../src/daemon/store/history.js';
 import { Store } from '../../src/daemon/store/store.js';
 import { validateFlowSource } from '../../src/shared/flow/validate.js';
@@ -58,9 +58,9 @@ export interface EngineHarness {
     processId: string,
     data?: Record<string, unknown>,
     extra?: { correlationKey?: string; organization?: string },
-  ): Promise<Instance>;
+  ): Promise<Execution>;
   /** The live or archived execution. */
-  get(id: string): Promise<Instance>;
+  get(id: string): Promise<Execution>;
   /** Resolves once the execution has moved to history. */
   archived(id: string): Promise<void>;
   /** Lets the steps under way end and be durable (and, cold, evicts every tree at rest). */
@@ -256,12 +256,12 @@ export async function engineHarness(
 }
 
 /** `nodeId:statusCd` of every node instance, in creation order. */
-export function trail(inst: Instance): string[] {
+export function trail(inst: Execution): string[] {
   return Object.values(inst.nodes).map((n) => `${n.nodeId}:${n.statusCd}`);
 }
 
 /** Waits until the execution `id` ends (work and model calls run outside the engine's steps), then reads it. */
-export async function ended(h: EngineHarness, id: string): Promise<Instance> {
+export async function ended(h: EngineHarness, id: string): Promise<Execution> {
   await h.waitFor((e) => e.processInstanceId === id && /^PROCESS_(COMPLETED|FAILED|CANCELLED)$/.test(e.type));
   return h.get(id);
 }

@@ -1,11 +1,11 @@
 import { applyRecord, type WfxRecord } from '../../src/daemon/state/records.js';
 import { startedInstance } from '../../src/daemon/state/records/execution.js';
-import { InstanceTable } from '../../src/daemon/state/instance-table.js';
-import type { Instance, WfxState } from '../../src/daemon/state/state.js';
+import { ExecutionTable } from '../../src/daemon/state/execution-table.js';
+import type { Execution, WfxState } from '../../src/daemon/state/state.js';
 
-/** The live executions of `state` in their order, tombstones skipped (InstanceTable.live). */
-export function liveInstances(state: WfxState): Instance[] {
-  return InstanceTable.of(state).live();
+/** The live executions of `state` in their order, tombstones skipped (ExecutionTable.live). */
+export function liveInstances(state: WfxState): Execution[] {
+  return ExecutionTable.of(state).live();
 }
 
 /** The fields of a new execution that `applyStart` fills in unless given. */

@@ -14,7 +14,7 @@ import { publishFlow } from '../../src/daemon/flows/publish.js';
 import { DomainSchemas } from '../../src/daemon/engine/domain-schemas.js';
 import type { BulkOperation } from '../../src/daemon/state/bulk.js';
 import { applyRecord, type WfxRecord } from '../../src/daemon/state/records.js';
-import { initialState, type Instance, type NodeInstance, type WfxState } from '../../src/daemon/state/state.js';
+import { initialState, type Execution, type NodeInstance, type WfxState } from '../../src/daemon/state/state.js';
 import type { DurableStore } from '../../src/daemon/store/store.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../../src/shared/json-shape.js';
 import { validateFlowSource } from '../../src/shared/flow/validate.js';
@@ -107,12 +107,12 @@ export class MemoryStep {
     processId: string,
     data: Record<string, unknown> = {},
     correlationKey: string | null = null,
-  ): StepResult<Instance> {
+  ): StepResult<Execution> {
     return this.run({ kind: 'start', request: { organization: 'default', processId, data, correlationKey } });
   }
 
   /** Execution `id` as it is now (throws when it is not live). */
-  instance(id: string): Instance {
+  instance(id: string): Execution {
     const inst = this.state.instances[id];
     if (!inst) throw new Error(`no live execution ${id}`);
     return inst;

@@ -8,19 +8,19 @@
 import { WfxError } from '../../shared/errors.js';
 import type { Engine } from '../engine/engine.js';
 import type { Executions } from '../state/executions.js';
-import type { Instance } from '../state/state.js';
+import type { Execution } from '../state/state.js';
 import type { Caller } from './caller.js';
 
 /** An execution read, and the release of the reader's hold on it. */
 export interface HeldInstance {
-  readonly inst: Instance;
+  readonly inst: Execution;
   /** Says this reader is done with `inst`; the second and later calls do nothing. */
   readonly release: () => void;
 }
 
 /** The executions the routes read, each read once however many readers hold it. */
 export class InstanceReads {
-  private readonly held = new Map<string, { readonly read: Promise<Instance | null>; users: number }>();
+  private readonly held = new Map<string, { readonly read: Promise<Execution | null>; users: number }>();
 
   private readonly executions: Executions;
 

@@ -10,7 +10,7 @@ import type { LogProgress } from '../../shared/api/index.js';
 import type { Engine } from '../engine/engine.js';
 import { logEntry } from '../state/log-line.js';
 import { execution } from '../state/executions.js';
-import { STATE, type Instance, type WfxState } from '../state/state.js';
+import { STATE, type Execution, type WfxState } from '../state/state.js';
 import { SseWriter, sseText } from './sse-writer.js';
 import { lapsedCredential, type StreamHub } from './streams.js';
 
@@ -37,7 +37,7 @@ export function streamLogs(
   deps: LogStreamDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-  inst: Instance,
+  inst: Execution,
   options: {
     readonly after: number;
     readonly follow: boolean;

@@ -18,11 +18,11 @@
 import { ELSEWHERE, ExecutionIndex } from '../state/execution-index/execution-index.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
 import { execution, treeOf, type ColdEvents, type ColdExecutions, type ColdLive } from '../state/executions.js';
-import { InstanceTable } from '../state/instance-table.js';
+import { ExecutionTable } from '../state/execution-table.js';
 import { indexEventWait, unsubscribe } from '../state/records/subscription-index.js';
 import type { ColdSubscriptions, Subscription } from '../state/subscriptions.js';
 import { TaskIndex, type ColdTasks, type TaskRef } from '../state/task-index.js';
-import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
+import { STATE, STATUS, type Execution, type WfxState } from '../state/state.js';
 import type { EvictableEntries } from '../store/durable-store.js';
 
 /** Live executions a daemon keeps in memory at most by default (`--execution-cache`). */
@@ -48,7 +48,7 @@ export interface ExecutionCacheOptions {
   /** Live executions kept resident at most (trees at rest beyond it leave memory). */
   readonly capacity: number;
   /** The summary a listing reads of a cold execution (engine/executions-at-rest.ts). */
-  readonly summarize: (inst: Instance, state: object) => ExecutionSummary;
+  readonly summarize: (inst: Execution, state: object) => ExecutionSummary;
   /** Asks the store for a checkpoint (executions changed since the last cannot leave before one). */
   readonly checkpoint: () => Promise<void>;
   readonly onError: (err: unknown, what: string) => void;
@@ -66,7 +66,7 @@ export class ExecutionCache implements ColdExecutions {
   /** Told of evictions (the engine's timers and indexes of what leaves memory). */
   private events: ColdEvents | null = null;
   /** The store's hold on each execution `load` read back, when the read started (EvictableEntries.epoch). */
-  private readonly readUnder = new WeakMap<Instance, number | null>();
+  private readonly readUnder = new WeakMap<Execution, number | null>();
   /** Trees evicted and executions read back since the start (metrics, tests). */
   readonly stats = { evicted: 0, loaded: 0, passes: 0 };
 
@@ -88,7 +88,7 @@ export class ExecutionCache implements ColdExecutions {
 
   /** How many live executions are resident now. */
   get resident(): number {
-    return InstanceTable.of(this.o.state).size;
+    return ExecutionTable.of(this.o.state).size;
   }
 
   coldTree(id: string): readonly string[] {
@@ -134,7 +134,7 @@ export class ExecutionCache implements ColdExecutions {
   }
 
   /** Reads cold executions `ids` back, all or none: one that cannot be read leaves them all cold. */
-  async load(ids: readonly string[]): Promise<Instance[]> {
+  async load(ids: readonly string[]): Promise<Execution[]> {
     const { epoch } = this.o.store;
     // On a store whose partitions move: the hold each read starts under, which `loaded` checks.
     const at = epoch && ids.map((id) => epoch.call(this.o.store, id));
@@ -144,15 +144,15 @@ export class ExecutionCache implements ColdExecutions {
   }
 
   /** Reads the documents of cold executions `ids`, which stay cold. */
-  async read(ids: readonly string[]): Promise<Instance[]> {
-    return (await Promise.all(ids.map((id) => this.o.store.read(id)))) as Instance[];
+  async read(ids: readonly string[]): Promise<Execution[]> {
+    return (await Promise.all(ids.map((id) => this.o.store.read(id)))) as Execution[];
   }
 
   /**
    * Executions read back, made resident in this same turn: they leave the directory, and their
    * event waits and tasks go to the state's indexes (what the directory answered for them).
    */
-  loaded(read: readonly Instance[]): readonly Instance[] {
+  loaded(read: readonly Execution[]): readonly Execution[] {
     const { state, store } = this.o;
     // Its partition given up while it was read (and maybe taken again since, its row read
     // afresh into the directory): this copy may be stale, and it stays out.
@@ -171,7 +171,7 @@ export class ExecutionCache implements ColdExecutions {
   }
 
   /** Whether `inst`, read back by `load`, was read under the hold its store has now. */
-  private stillHeld(inst: Instance): boolean {
+  private stillHeld(inst: Execution): boolean {
     const at = this.readUnder.get(inst);
     this.readUnder.delete(inst);
     return at !== undefined && at !== null && this.o.store.epoch!(inst.processInstanceId) === at;
@@ -233,7 +233,7 @@ export class ExecutionCache implements ColdExecutions {
    */
   private pass(): void {
     const { state, store, capacity } = this.o;
-    const table = InstanceTable.of(state);
+    const table = ExecutionTable.of(state);
     let over = table.size - capacity;
     if (over <= 0 || this.closed) {
       this.recent.clear();
@@ -242,7 +242,7 @@ export class ExecutionCache implements ColdExecutions {
     this.stats.passes++;
     const ids = table.ids();
     // The members of each tree but its root, for trees of several executions (rare): by root.
-    const members = new Map<string, Instance[]>();
+    const members = new Map<string, Execution[]>();
     for (const id of ids) {
       const inst = execution(state, id);
       if (inst === undefined || treeOf(inst) === id) continue;
@@ -310,13 +310,13 @@ export class ExecutionCache implements ColdExecutions {
   }
 
   /** Takes resident execution `m`, of a tree at rest and clean, out of memory: its summary to the directory, its waits out of the state's indexes. */
-  private evict(m: Instance): void {
+  private evict(m: Execution): void {
     const { state } = this.o;
     this.directory.put(this.o.summarize(m, state), ELSEWHERE);
     for (const nid in m.nodes) unsubscribe(state, m, m.nodes[nid]!);
     TaskIndex.held(state)?.removeExecution(m);
     this.events?.evicted(m);
-    InstanceTable.of(state).archive(m.processInstanceId);
+    ExecutionTable.of(state).archive(m.processInstanceId);
   }
 }
 
@@ -357,7 +357,7 @@ export function directoryTasks(directory: ExecutionIndex): ColdTasks {
 }
 
 /** Whether the cache may evict it: running with no Active node, so its document is all there is. */
-function mayBeEvicted(inst: Instance): boolean {
+function mayBeEvicted(inst: Execution): boolean {
   if (inst.stateCd !== STATE.RUNNING) return false;
   for (const nid in inst.nodes) if (inst.nodes[nid]!.statusCd === STATUS.ACTIVE) return false;
   return true;

@@ -1,5 +1,5 @@
 import { applyRecord, type WfxRecord } from '../state/records.js';
-import { initialState, STATE, type Instance, type WfxState } from '../state/state.js';
+import { initialState, STATE, type Execution, type WfxState } from '../state/state.js';
 import { fileIdsInText } from '../state/stored-file.js';
 import type { HistoryStore } from '../store/history-store.js';
 import type { DurableStore } from '../store/store.js';
@@ -32,14 +32,14 @@ export class ExecutionArchive {
   }
 
   /** An execution from history (by its id's day bucket), or null. */
-  async read(id: string): Promise<Instance | null> {
+  async read(id: string): Promise<Execution | null> {
     const bucket = bucketOf(id);
     const doc = bucket ? await this.deps.history.get<ArchivedDoc>(bucket, id) : null;
     return doc === null ? null : this.fromDoc(id, doc);
   }
 
   /** An archived execution: its final state, or (started and finished in one step) the records of that step. */
-  private fromDoc(id: string, doc: ArchivedDoc): Instance | null {
+  private fromDoc(id: string, doc: ArchivedDoc): Execution | null {
     if ('instance' in doc) return doc.instance;
     // Replay through the same reducer, over the (immutable) flow versions of the live state.
     const scratch: WfxState = { ...initialState(), flows: this.deps.state.flows };
@@ -277,7 +277,7 @@ const OWN_EFFECT_ONLY: ReadonlySet<WfxRecord['type']> = new Set<WfxRecord['type'
 ]);
 
 /** What history holds for an execution (see Engine.archive). */
-type ArchivedDoc = { readonly instance: Instance } | { readonly records: readonly WfxRecord[] };
+type ArchivedDoc = { readonly instance: Execution } | { readonly records: readonly WfxRecord[] };
 
 /**
  * The positions of a step's records by the execution they describe: its own records, and a

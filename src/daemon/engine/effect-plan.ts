@@ -7,7 +7,7 @@ import { parseDuration } from '../../shared/duration.js';
 import { nodesAt, type BoundaryEventNode } from '../../shared/flow/types.js';
 import type { WfxRecord } from '../state/records.js';
 import type { BoundaryDue } from '../state/execution-summary.js';
-import { STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
+import { STATUS, type Execution, type NodeInstance, type WfxState } from '../state/state.js';
 import type { JobsWaiting } from './engine-events.js';
 import { boundaryKey, nodeKey, type NodeKey, type TimerKey } from './keys.js';
 import { lifecycleOf, type LifecycleEvent } from './lifecycle.js';
@@ -114,7 +114,7 @@ export function planEffects(
  */
 export function armBoundaries(
   flows: Pick<StepContext, 'flowOf'>,
-  inst: Instance,
+  inst: Execution,
   nodeInstanceId: string,
   plan: PlannedEffect[],
 ): void {
@@ -125,7 +125,7 @@ export function armBoundaries(
 }
 
 /** The unfired timer boundary events of node `ni` and when each is due (ms): its duration after the node started. */
-function boundaryTimers(flows: Pick<StepContext, 'flowOf'>, inst: Instance, ni: NodeInstance): [string, number][] {
+function boundaryTimers(flows: Pick<StepContext, 'flowOf'>, inst: Execution, ni: NodeInstance): [string, number][] {
   const { nodes, graph } = flows.flowOf(inst);
   const out: [string, number][] = [];
   for (const id of graph.boundaries(ni.nodeId)) {

@@ -9,7 +9,7 @@ import { isWfxError } from '../../shared/errors.js';
 import { traceRecords } from '../observe/execution-spans.js';
 import { TRACER } from '../observe/tracing.js';
 import type { WfxRecord } from '../state/records.js';
-import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
+import { STATE, STATUS, type Execution, type NodeInstance, type WfxState } from '../state/state.js';
 import { CRASH_POINT_SET, crashPoint } from '../store/crash-point.js';
 import type { Transaction } from '../store/store.js';
 import { ownRecordsJson, recordsByExecution, type ExecutionArchive } from './archive.js';
@@ -226,7 +226,7 @@ export class Effects {
    * A live execution as recovered after a restart: its whole log counts as streamed, and a
    * finished one is queued for archiving. False for a finished one (nothing else to re-arm).
    */
-  recovered(inst: Instance): boolean {
+  recovered(inst: Execution): boolean {
     this.logs.whole(inst);
     if (inst.stateCd === STATE.RUNNING) return true;
     this.archive.enqueue(inst.processInstanceId, null);
@@ -234,12 +234,12 @@ export class Effects {
   }
 
   /** Re-arms the timer of a recovered waiting node (a due one fires at once). */
-  recoveredWait(inst: Instance, ni: NodeInstance): void {
+  recoveredWait(inst: Execution, ni: NodeInstance): void {
     if (ni.wait?.dueAt) this.timers.set(nodeKey(inst.processInstanceId, ni.id), Date.parse(ni.wait.dueAt));
   }
 
   /** Arms the timer boundary events of a recovered live node that have not fired (overdue ones fire at once). */
-  armBoundaries(inst: Instance, nodeInstanceId: string): void {
+  armBoundaries(inst: Execution, nodeInstanceId: string): void {
     const plan: PlannedEffect[] = [];
     armBoundaries(this.flows, inst, nodeInstanceId, plan);
     this.carryOut(plan, null);
@@ -249,7 +249,7 @@ export class Effects {
    * How many log lines of execution `inst` are durable and streamed: a log stream replays up
    * to here, then follows `log` events.
    */
-  streamedLogCount(inst: Instance): number {
+  streamedLogCount(inst: Execution): number {
     return this.logs.count(inst);
   }
 
@@ -258,7 +258,7 @@ export class Effects {
    * daemon): its timers disarmed, its work under way aborted (its nodes stay Active, so their
    * next holder runs them again), its log's streaming count dropped.
    */
-  forget(inst: Instance): void {
+  forget(inst: Execution): void {
     const id = inst.processInstanceId;
     const plan: PlannedEffect[] = [];
     for (const nid in inst.nodes) {
@@ -329,7 +329,7 @@ export class Effects {
   }
 
   /** Arms the timers of live execution `inst`'s waiting nodes and its live nodes' boundary events, as at a restart. */
-  private armTimersOf(inst: Instance): void {
+  private armTimersOf(inst: Execution): void {
     if (inst.stateCd !== STATE.RUNNING) return;
     for (const nid in inst.nodes) {
       const ni = inst.nodes[nid]!;
@@ -344,7 +344,7 @@ export class Effects {
    * waits' and boundaries' timers are disarmed (the cold side's due heap holds the earliest)
    * and its streaming count dropped (a read back counts its log as streamed).
    */
-  private evicted(inst: Instance): void {
+  private evicted(inst: Execution): void {
     const id = inst.processInstanceId;
     const plan: PlannedEffect[] = [];
     for (const nid in inst.nodes) {

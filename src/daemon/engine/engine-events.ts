@@ -3,7 +3,7 @@
  * with a name not here, or a listener of another shape, does not compile.
  */
 import type { EventEmitter } from 'node:events';
-import type { Instance, LogEntry } from '../state/state.js';
+import type { Execution, LogEntry } from '../state/state.js';
 import type { LifecycleEvent } from './lifecycle.js';
 
 /** A log entry as streamed: `id` is its 1-based position in the execution's log. */
@@ -17,7 +17,7 @@ export interface StreamedLog {
 export interface LogsAdvanced {
   readonly processInstanceId: string;
   readonly upTo: number;
-  readonly instance: Instance;
+  readonly instance: Execution;
 }
 
 /** A piece of a model's answer as it streams in: not journaled, so it has no log id. */

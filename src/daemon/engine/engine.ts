@@ -10,10 +10,10 @@ import { WfxError } from '../../shared/errors.js';
 import type { FileStore } from '../files/file-store.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../../shared/json-shape.js';
 import { WorkCount } from '../../shared/work-count.js';
-import { InstanceTable } from '../state/instance-table.js';
+import { ExecutionTable } from '../state/execution-table.js';
 import { Executions } from '../state/executions.js';
 import type { WfxRecord } from '../state/records.js';
-import type { Instance, WfxState } from '../state/state.js';
+import type { Execution, WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
 import type { ExecutionQuery } from './execution-filter.js';
 import { listExecutions, type ExecutionPage } from './execution-list.js';
@@ -131,7 +131,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    * step is durable. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND, PROCESS_NOT_PUBLISHED,
    * VALIDATION_ERROR, PAYLOAD_TOO_LARGE, EXECUTION_LIMIT_EXCEEDED. With `handOff`, as submitTask.
    */
-  async start(req: StartRequest, handOff?: HandOff): Promise<Instance> {
+  async start(req: StartRequest, handOff?: HandOff): Promise<Execution> {
     return this.parts.runner.run({ kind: 'start', request: req }, handOff);
   }
 
@@ -144,8 +144,8 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    */
   async startBatch(
     reqs: readonly StartRequest[],
-    finalize: (started: readonly Instance[], refused: readonly RefusedStart[]) => WfxRecord[],
-  ): Promise<Instance[]> {
+    finalize: (started: readonly Execution[], refused: readonly RefusedStart[]) => WfxRecord[],
+  ): Promise<Execution[]> {
     return this.step({ kind: 'start.batch', requests: reqs, finalize });
   }
 
@@ -206,7 +206,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    * NODE_NOT_REACHED, REPLAY_VARIABLES_UNKNOWN, VALIDATION_ERROR, PAYLOAD_TOO_LARGE,
    * EXECUTION_LIMIT_EXCEEDED.
    */
-  replay(req: RecoveryRequest & { nodeId: string }): Promise<Instance> {
+  replay(req: RecoveryRequest & { nodeId: string }): Promise<Execution> {
     return replayExecution(this.recoveryDeps, req);
   }
 
@@ -237,7 +237,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   }
 
   /** A live or archived execution the caller may see, or null. */
-  getInstance(caller: OrganizationScope, id: string): Promise<Instance | null> {
+  getInstance(caller: OrganizationScope, id: string): Promise<Execution | null> {
     return findInstance(this.executions, this.parts.archive, caller, id);
   }
 
@@ -312,7 +312,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   ): Promise<void> {
     await removal({
       leaving: () => {
-        for (const id of InstanceTable.of(this.state).ids()) {
+        for (const id of ExecutionTable.of(this.state).ids()) {
           const inst = this.executions.get(id);
           if (inst !== undefined && leaving(id)) this.parts.effects.forget(inst);
         }
@@ -363,7 +363,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
    * How many log lines of execution `inst` are durable and streamed: a log stream replays up
    * to here, then follows `log` events.
    */
-  streamedLogCount(inst: Instance): number {
+  streamedLogCount(inst: Execution): number {
     return this.parts.effects.streamedLogCount(inst);
   }
 

@@ -5,7 +5,7 @@
  */
 import { STATE, type Environment } from '../../shared/api/index.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
-import type { Instance } from '../state/state.js';
+import type { Execution } from '../state/state.js';
 import type { TagEquals } from '../store/history-store.js';
 import { failedNode, failureCode, TAG, textTag } from './execution-tags.js';
 import { bucketOf } from '../state/ids.js';
@@ -88,7 +88,7 @@ export class ExecutionFilter {
   }
 
   /** Whether execution `inst` answers the query (its id within bounds too). */
-  matches(inst: Instance): boolean {
+  matches(inst: Execution): boolean {
     const q = this.q;
     return (
       this.fieldsMatch({

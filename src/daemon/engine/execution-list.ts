@@ -6,7 +6,7 @@
  */
 import { stateName, type InstanceSummary } from '../../shared/api/index.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
-import { STATE, STATUS, type Instance } from '../state/state.js';
+import { STATE, STATUS, type Execution } from '../state/state.js';
 import type { HistoryStore } from '../store/history-store.js';
 import { ExecutionFilter, msIdPrefix, type ExecutionQuery } from './execution-filter.js';
 import { failureCode } from './execution-tags.js';
@@ -14,9 +14,9 @@ import { failureCode } from './execution-tags.js';
 /** Where executions are, for a list. */
 export interface ExecutionSources {
   /** The live executions that are resident. */
-  readonly live: () => Iterable<Instance>;
+  readonly live: () => Iterable<Execution>;
   /** The resident live execution `id`, whatever its state (one retried since history kept it failed). */
-  readonly liveOne: (id: string) => Instance | undefined;
+  readonly liveOne: (id: string) => Execution | undefined;
   /** The ids of the live executions that are cold (Executions.coldIds), in no set order. */
   readonly coldIds: () => Iterable<string>;
   /** What is kept of cold execution `id` (Executions.coldSummary); undefined: it is not cold. */
@@ -25,7 +25,7 @@ export interface ExecutionSources {
   readonly ensure: (ids: readonly string[]) => Promise<void> | null;
   readonly history: HistoryStore;
   /** An execution from history, or null. */
-  readonly archived: (id: string) => Promise<Instance | null>;
+  readonly archived: (id: string) => Promise<Execution | null>;
   /** The organization a flow belongs to, if it is known. */
   readonly flowOrganization: (processId: string) => string | undefined;
 }
@@ -86,7 +86,7 @@ export async function executionIds(
  * Live execution `id` made resident if it is cold (its tree read back), else undefined. Tried a
  * few times: a bounded cache may let it go again before the read comes back.
  */
-export async function liveNow(src: ExecutionSources, id: string): Promise<Instance | undefined> {
+export async function liveNow(src: ExecutionSources, id: string): Promise<Execution | undefined> {
   for (let tries = 0; tries < 3; tries++) {
     const inst = src.liveOne(id);
     if (inst !== undefined) return inst;
@@ -107,10 +107,10 @@ async function findExecutions(
   query: ExecutionQuery,
   want: number,
   keep: (id: string) => boolean = () => true,
-): Promise<Map<string, Instance | null>> {
+): Promise<Map<string, Execution | null>> {
   const filter = new ExecutionFilter(query, src.flowOrganization);
   const narrowing = filter.narrowing();
-  const found = new Map<string, Instance | null>(); // null: cold or in history, read for its page
+  const found = new Map<string, Execution | null>(); // null: cold or in history, read for its page
   const live: string[] = [];
   for (const inst of src.live())
     if (filter.matches(inst) && keep(inst.processInstanceId)) {
@@ -197,9 +197,9 @@ async function settleCold(
   unsure: string[],
   live: readonly string[],
   want: number,
-): Promise<Map<string, Instance>> {
+): Promise<Map<string, Execution>> {
   unsure.sort().reverse();
-  const matched = new Map<string, Instance>();
+  const matched = new Map<string, Execution>();
   let liveAbove = 0;
   for (let from = 0; from < unsure.length; from += COLD_BATCH) {
     while (liveAbove < live.length && live[liveAbove]! >= unsure[from]!) liveAbove++;
@@ -216,7 +216,7 @@ async function settleCold(
 }
 
 /** An execution as lists show it. Its children are those its nodes started (each node lists its own). Pure. */
-export function summarize(i: Instance): InstanceSummary {
+export function summarize(i: Execution): InstanceSummary {
   const waitingNodeIds: string[] = [];
   let childCount = 0;
   for (const id in i.nodes) {

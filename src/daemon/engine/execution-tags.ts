@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { STATE } from '../../shared/api/index.js';
-import type { Instance } from '../state/state.js';
+import type { Execution } from '../state/state.js';
 
 /** Where each tag is in an execution's tag list. */
 export const TAG = {
@@ -53,12 +53,12 @@ export function textTag(text: string): string {
 
 /** What the tags of an execution are made of: the fields it started with. */
 export type Tagged = Pick<
-  Instance,
+  Execution,
   'processId' | 'parentInstanceId' | 'organization' | 'processVersion' | 'environment' | 'correlationKey' | 'root'
 >;
 
 /** The history tags of a finished execution, in TAG's order: its fields and how it ended (`end`). Pure. */
-export function executionTags(inst: Tagged, end: Pick<Instance, 'stateCd' | 'error'>): string[] {
+export function executionTags(inst: Tagged, end: Pick<Execution, 'stateCd' | 'error'>): string[] {
   const code = failureCode(end);
   return [
     inst.processId,
@@ -75,11 +75,11 @@ export function executionTags(inst: Tagged, end: Pick<Instance, 'stateCd' | 'err
 }
 
 /** The failure code of an execution: its error's code when it failed, else null. Pure. */
-export function failureCode(inst: Pick<Instance, 'stateCd' | 'error'>): string | null {
+export function failureCode(inst: Pick<Execution, 'stateCd' | 'error'>): string | null {
   return inst.stateCd === STATE.FAILED ? (inst.error?.code ?? null) : null;
 }
 
 /** The node a failed execution failed at (its error's nodeId), else null (not failed, or failed at no node). Pure. */
-export function failedNode(inst: Pick<Instance, 'stateCd' | 'error'>): string | null {
+export function failedNode(inst: Pick<Execution, 'stateCd' | 'error'>): string | null {
   return inst.stateCd === STATE.FAILED ? (inst.error?.nodeId ?? null) : null;
 }

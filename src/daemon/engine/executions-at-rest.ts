@@ -9,7 +9,7 @@ import { ExecutionCache } from '../at-rest/execution-cache.js';
 import { SEGMENTS_AT_REST } from '../at-rest/segments/execution-segments.js';
 import { summarize, type BoundaryDue, type ExecutionSummary } from '../state/execution-summary.js';
 import { WFX_STORE } from '../state/records.js';
-import type { Instance, WfxState } from '../state/state.js';
+import type { Execution, WfxState } from '../state/state.js';
 import type { SegmentsAtRest } from '../store/at-rest-port.js';
 import { boundaryDue } from './effect-plan.js';
 import type { EngineOptions } from './options.js';
@@ -26,9 +26,9 @@ export function executionSummarizer(): (entry: unknown, state: object) => Execut
   return (entry, state) => {
     if (scopes?.state !== state) scopes = { state, due: boundaryDue(new FlowScopes(state as WfxState)) };
     try {
-      return summarize(entry as Instance, scopes.due);
+      return summarize(entry as Execution, scopes.due);
     } catch {
-      return summarize(entry as Instance, () => []);
+      return summarize(entry as Execution, () => []);
     }
   };
 }

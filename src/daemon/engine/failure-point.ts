@@ -6,7 +6,7 @@
  * retry puts back, with the node that failed.
  */
 import { lineParts } from '../state/log-line.js';
-import { STATE, STATUS, type Instance, type NodeInstance } from '../state/state.js';
+import { STATE, STATUS, type Execution, type NodeInstance } from '../state/state.js';
 
 /** The reason finish() gives the nodes it cancels when the execution fails. */
 const CANCELLED_BY_FAILURE = 'cancelled: the execution failed';
@@ -28,7 +28,7 @@ export interface FailurePoint {
 }
 
 /** Where failed execution `inst` stood when it failed (see FailurePoint). */
-export function failurePoint(inst: Instance): FailurePoint {
+export function failurePoint(inst: Execution): FailurePoint {
   const error = inst.error;
   const cancelled = cancelledByFailure(inst);
   const tokens = cancelled.map((n) => n.nodeId);
@@ -53,7 +53,7 @@ export function failurePoint(inst: Instance): FailurePoint {
 }
 
 /** The node instances the failure cancelled: the lines before the execution's last that say so. */
-function cancelledByFailure(inst: Instance): NodeInstance[] {
+function cancelledByFailure(inst: Execution): NodeInstance[] {
   const found: NodeInstance[] = [];
   for (let i = inst.logs.length - 2; i >= 0; i--) {
     const { nodeInstanceId, message } = lineParts(inst.logs[i]!);
@@ -76,7 +76,7 @@ export type EntryVariables =
  * The variables as they stood when `nodeId` was last entered: the last copy the log holds
  * before that node's `started` line (every change of the variables logs a copy after it).
  */
-export function variablesAtEntry(inst: Instance, nodeId: string): EntryVariables {
+export function variablesAtEntry(inst: Execution, nodeId: string): EntryVariables {
   const logs = inst.logs;
   let start = -1;
   for (let i = logs.length - 1; i >= 0 && start < 0; i--) {
@@ -94,8 +94,8 @@ export function variablesAtEntry(inst: Instance, nodeId: string): EntryVariables
 
 /** Where a retry's reads look: the live state, then history. */
 export interface ExecutionReads {
-  readonly live: (id: string) => Instance | undefined;
-  readonly archived: (id: string) => Promise<Instance | null>;
+  readonly live: (id: string) => Execution | undefined;
+  readonly archived: (id: string) => Promise<Execution | null>;
 }
 
 /**
@@ -104,11 +104,11 @@ export interface ExecutionReads {
  * each child's id before it is read (to hold it in the live state).
  */
 export async function readFailureChain(
-  root: Instance,
+  root: Execution,
   reads: ExecutionReads,
   found: (id: string) => void = () => undefined,
-): Promise<Map<string, Instance>> {
-  const archived = new Map<string, Instance>();
+): Promise<Map<string, Execution>> {
+  const archived = new Map<string, Execution>();
   if (!reads.live(root.processInstanceId)) archived.set(root.processInstanceId, root);
   for (let at = root.stateCd === STATE.FAILED ? failurePoint(root) : null; at?.child != null;) {
     found(at.child);

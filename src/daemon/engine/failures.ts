@@ -7,7 +7,7 @@
  */
 import type { FailureGroup, FailureGroups, FailureSort, InstanceFailure } from '../../shared/api/index.js';
 import { nodesAt, type FlowNode } from '../../shared/flow/types.js';
-import { STATE, type Flow, type Instance } from '../state/state.js';
+import { STATE, type Flow, type Execution } from '../state/state.js';
 import { ExecutionFilter, msIdPrefix, type ExecutionQuery } from './execution-filter.js';
 import { COLD_BATCH, isLive, type ExecutionSources } from './execution-list.js';
 import { TAG } from './execution-tags.js';
@@ -37,7 +37,7 @@ interface Tally {
   readonly nodeId: string | null;
   count: number;
   newestId: string;
-  newestLive: Instance | null;
+  newestLive: Execution | null;
 }
 
 /**
@@ -50,7 +50,7 @@ export async function groupFailures(src: FailureSources, q: FailureQuery): Promi
   const query: ExecutionQuery = { ...q, stateCd: STATE.FAILED, limit: 0 };
   const filter = new ExecutionFilter(query, src.flowOrganization);
   const tallies = new Map<string, Tally>();
-  const add = (processId: string, errorCode: string, nodeId: string | null, id: string, live: Instance | null) => {
+  const add = (processId: string, errorCode: string, nodeId: string | null, id: string, live: Execution | null) => {
     const key = JSON.stringify([processId, errorCode, nodeId]);
     const t = tallies.get(key);
     if (!t) tallies.set(key, { processId, errorCode, nodeId, count: 1, newestId: id, newestLive: live });
@@ -62,7 +62,7 @@ export async function groupFailures(src: FailureSources, q: FailureQuery): Promi
       }
     }
   };
-  const addExecution = (inst: Instance, live: boolean) =>
+  const addExecution = (inst: Execution, live: boolean) =>
     add(inst.processId, inst.error?.code ?? '', inst.error?.nodeId ?? null, inst.processInstanceId, live ? inst : null);
 
   for (const inst of src.live()) if (inst.stateCd === STATE.FAILED && filter.matches(inst)) addExecution(inst, true);
@@ -173,7 +173,7 @@ function nodeNamed(
  * instance of the node it failed at (a retry runs the node again as a new one), counted with the
  * tries its work made. Null unless failed. Pure.
  */
-export function failureView(inst: Instance): InstanceFailure | null {
+export function failureView(inst: Execution): InstanceFailure | null {
   const error = inst.error;
   if (!error) return null;
   let attempts = 0;

@@ -11,7 +11,7 @@ import { formatBytes, parseBytes } from '../../shared/bytes.js';
 import { jsonSize } from '../../shared/json-size.js';
 import type { LiveCounts } from '../state/live-counts.js';
 import { liveNodes, logSize, measureVariables, variablesSize } from '../state/sizes.js';
-import type { Instance } from '../state/state.js';
+import type { Execution } from '../state/state.js';
 import type { ChildStart, Outcome } from './nodes/handler.js';
 
 /** The engine's limits (EngineOptions.limits; DaemonOptions.limits). */
@@ -146,7 +146,7 @@ export interface LimitExcess {
  * its running children and its tree too), or null: at recovery, an execution left so by an
  * earlier version, or by limits lowered since, fails instead of running on.
  */
-export function overLimits(inst: Instance, limits: ExecutionLimits, counts: LiveCounts | null): LimitExcess | null {
+export function overLimits(inst: Execution, limits: ExecutionLimits, counts: LiveCounts | null): LimitExcess | null {
   const held = (what: string, n: number, limit: number, code: NodeFailureCode): LimitExcess | null =>
     n > limit ? { code, message: `the execution holds ${what} ${n}, over its limit of ${limit}` } : null;
   return (
@@ -161,7 +161,7 @@ export function overLimits(inst: Instance, limits: ExecutionLimits, counts: Live
 
 /** The node's failure when the variables it sets would pass the variables-size limit, else the bytes it writes. */
 export function variablesFailure(
-  inst: Instance,
+  inst: Execution,
   variables: Readonly<Record<string, unknown>>,
   limits: ExecutionLimits,
 ): Outcome | number {
@@ -198,7 +198,7 @@ export interface ChildrenRoom {
  * limits, and their pace within org-starts-per-second.
  */
 export function childrenFailure(
-  inst: Instance,
+  inst: Execution,
   starts: readonly ChildStart[],
   asChildren: boolean,
   c: ChildrenRoom,

@@ -4,7 +4,7 @@
  * replays up to the count kept here before it follows the events.
  */
 import { logEntry } from '../state/log-line.js';
-import type { Instance, WfxState } from '../state/state.js';
+import type { Execution, WfxState } from '../state/state.js';
 import { execution } from '../state/executions.js';
 import type { EngineEmitter, LogsAdvanced, StreamedLog } from './engine-events.js';
 
@@ -51,7 +51,7 @@ export class LogStreams {
   }
 
   /** Execution `inst`'s whole log counts as streamed (recovered, or read back: durable). */
-  whole(inst: Instance): void {
+  whole(inst: Execution): void {
     this.streamed.set(inst.processInstanceId, inst.logs.length);
   }
 
@@ -64,7 +64,7 @@ export class LogStreams {
    * How many log lines of execution `inst` are durable and streamed: a log stream replays up
    * to here, then follows `log` events.
    */
-  count(inst: Instance): number {
+  count(inst: Execution): number {
     // A live execution without a count was started by a step not durable yet (recovered ones
     // and every durable step set one): none of its lines may be sent. One that left the live
     // state is in history, whole.

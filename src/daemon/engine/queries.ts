@@ -5,8 +5,8 @@
 import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
 import { execution, type Executions } from '../state/executions.js';
-import { STATE, type Instance, type WfxState } from '../state/state.js';
-import { InstanceTable } from '../state/instance-table.js';
+import { STATE, type Execution, type WfxState } from '../state/state.js';
+import { ExecutionTable } from '../state/execution-table.js';
 import type { ExecutionArchive } from './archive.js';
 import { listExecutions, type ExecutionPage, type ExecutionSources } from './execution-list.js';
 import type { FailureSources } from './failures.js';
@@ -18,10 +18,10 @@ export async function findInstance(
   archive: ExecutionArchive,
   caller: OrganizationScope,
   id: string,
-): Promise<Instance | null> {
+): Promise<Execution | null> {
   const loading = executions.ensure([id]);
   if (loading !== null) await loading;
-  const inst: Instance | null = executions.get(id) ?? (await archive.read(id));
+  const inst: Execution | null = executions.get(id) ?? (await archive.read(id));
   if (!inst || (caller.organization !== null && inst.organization !== caller.organization)) return null;
   return inst;
 }
@@ -33,7 +33,7 @@ export async function findInstance(
  */
 export function executionSources(executions: Executions, state: WfxState, archive: ExecutionArchive): ExecutionSources {
   return {
-    live: () => InstanceTable.of(state).live(),
+    live: () => ExecutionTable.of(state).live(),
     history: archive.history,
     archived: (id) => archive.read(id),
     liveOne: (id) => execution(state, id),
@@ -84,8 +84,8 @@ export async function runningInstance(
   archive: ExecutionArchive,
   caller: OrganizationScope,
   id: string,
-): Promise<Instance> {
-  const visible = (i: Instance | null | undefined): i is Instance =>
+): Promise<Execution> {
+  const visible = (i: Execution | null | undefined): i is Execution =>
     !!i && (caller.organization === null || i.organization === caller.organization);
   const loading = executions.ensure([id]);
   if (loading !== null) await loading;
@@ -103,7 +103,7 @@ export async function runningInstance(
  * Live execution `id` as it is now, still running (in a step, after runningInstance checked
  * who may see it): throws INSTANCE_NOT_RUNNING once it has finished, or left the live state.
  */
-export function runningNow(state: WfxState, id: string): Instance {
+export function runningNow(state: WfxState, id: string): Execution {
   const inst = execution(state, id);
   if (!inst || inst.stateCd !== STATE.RUNNING)
     throw new WfxError('INSTANCE_NOT_RUNNING', `execution ${id} is not running`);

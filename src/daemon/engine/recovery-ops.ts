@@ -6,7 +6,7 @@
  */
 import { WfxError } from '../../shared/errors.js';
 import type { Executions } from '../state/executions.js';
-import type { Instance } from '../state/state.js';
+import type { Execution } from '../state/state.js';
 import type { ExecutionArchive } from './archive.js';
 import { readFailureChain } from './failure-point.js';
 import { findInstance } from './queries.js';
@@ -75,7 +75,7 @@ export async function retryExecution(deps: RecoveryDeps, req: RecoveryRequest): 
 export async function replayExecution(
   deps: RecoveryDeps,
   req: RecoveryRequest & { nodeId: string },
-): Promise<Instance> {
+): Promise<Execution> {
   const original = await findInstance(deps.executions, deps.archive, req, req.processInstanceId);
   if (!original) throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${req.processInstanceId}`);
   return deps.step({

@@ -4,14 +4,14 @@
  */
 import { errorMessage, isWfxError } from '../../shared/errors.js';
 import { shareParsedStrings } from '../state/object-shapes.js';
-import { InstanceTable } from '../state/instance-table.js';
+import { ExecutionTable } from '../state/execution-table.js';
 import { indexEventWait } from '../state/records/subscription-index.js';
 import type { WalkRow } from '../state/execution-index/row.js';
 import { FLAG_TRIGGERED, type WaitSummary } from '../state/execution-summary.js';
 import { JobQueues } from '../state/job-queues.js';
 import { LiveCounts } from '../state/live-counts.js';
 import { noteTriggeredStart, noteTriggeredStartAt } from '../state/trigger-fires.js';
-import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
+import { STATE, STATUS, type Execution, type WfxState } from '../state/state.js';
 import { TaskIndex } from '../state/task-index.js';
 import type { Effects } from './effects.js';
 import type { RunStep } from './step/index.js';
@@ -22,7 +22,7 @@ import { overLimits, type ExecutionLimits } from './limits.js';
 /** What a recovery walk leaves to do. */
 export interface Recovered {
   /** The resident running executions to continue, as recoverLiveState says. */
-  readonly running: Instance[];
+  readonly running: Execution[];
   /**
    * The cold running executions to continue (read them, then step them): those with an Active
    * node or nothing waiting. Whether one is over a limit needs its document: not decided here.
@@ -51,7 +51,7 @@ export function recoverLiveState(
   effects: Effects,
   only?: ReadonlySet<string>,
   /** A waiting execution over a limit (limits.ts) is continued too: the step fails it. */
-  overLimit?: (inst: Instance) => unknown,
+  overLimit?: (inst: Execution) => unknown,
   cold?: ColdLive,
 ): Recovered {
   // The indexes are derived: rebuilt in the same walk (one pass over the executions, not several).
@@ -62,9 +62,9 @@ export function recoverLiveState(
   // Kept, not made again, for executions taken while running: the cold ones' entries stay.
   const held = FileRefs.held(state);
   const files = held === null || only !== undefined ? held : FileRefs.fresh(state);
-  const running: Instance[] = [];
-  let prev: Instance | null = null;
-  for (const id of InstanceTable.of(state).ids()) {
+  const running: Execution[] = [];
+  let prev: Execution | null = null;
+  for (const id of ExecutionTable.of(state).ids()) {
     const inst = execution(state, id);
     if (inst === undefined) continue;
     if (inst.triggeredBy !== undefined) noteTriggeredStart(state, inst);
@@ -151,7 +151,7 @@ function queueColdJobs(r: Readonly<WalkRow>, id: string, waits: readonly WaitSum
 }
 
 /** Indexes the waits of one live execution and counts it (the rest of a recovery left to its own). */
-function indexWaits(state: WfxState, inst: Instance, counts: LiveCounts, jobs: JobQueues, tasks: TaskIndex): void {
+function indexWaits(state: WfxState, inst: Execution, counts: LiveCounts, jobs: JobQueues, tasks: TaskIndex): void {
   const live = inst.stateCd === STATE.RUNNING;
   for (const id in inst.nodes) {
     const ni = inst.nodes[id]!;
@@ -174,7 +174,7 @@ export function reindexLiveState(state: WfxState, left: (instanceId: string) => 
   const tasks = TaskIndex.fresh(state);
   const counts = LiveCounts.building(state);
   const jobs = JobQueues.building(state);
-  for (const id of InstanceTable.of(state).ids()) {
+  for (const id of ExecutionTable.of(state).ids()) {
     const inst = execution(state, id);
     if (inst !== undefined) indexWaits(state, inst, counts, jobs, tasks);
   }
@@ -204,7 +204,7 @@ export async function recoverExecutions(
   limits: ExecutionLimits,
   deps: Recovering,
 ): Promise<void> {
-  const overLimit = (inst: Instance) => overLimits(inst, limits, null);
+  const overLimit = (inst: Execution) => overLimits(inst, limits, null);
   const cold = executions.coldLive();
   const { running, coldRunning, coldFinished } = recoverLiveState(
     state,
@@ -234,7 +234,7 @@ export async function recoverTaken(
   limits: ExecutionLimits,
   deps: Recovering,
 ): Promise<void> {
-  const over = (inst: Instance) => overLimits(inst, limits, null);
+  const over = (inst: Execution) => overLimits(inst, limits, null);
   const cold = executions.coldLive() ?? undefined;
   const { running, ...left } = recoverLiveState(state, effects, new Set(ids), over, cold);
   executions.coldFilesUnread();
@@ -308,7 +308,7 @@ export async function resumeCold(
         failed.add(id);
       });
     await Promise.all(slice.map(read));
-    const more: Instance[] = [];
+    const more: Execution[] = [];
     for (const id of slice) {
       const inst = failed.has(id) ? undefined : execution(state, id);
       if (inst === undefined) continue;
@@ -329,7 +329,7 @@ export async function resumeCold(
  * recovery goes on with the others: one execution never keeps a daemon from coming back. A
  * failed store (the step threw after it changed the state) stops recovery.
  */
-export async function continueRecovered(running: readonly Instance[], deps: Recovering): Promise<void> {
+export async function continueRecovered(running: readonly Execution[], deps: Recovering): Promise<void> {
   for (const inst of running) {
     const id = inst.processInstanceId;
     try {

@@ -6,7 +6,7 @@
 import { FlowGraph } from '../../shared/flow/graph.js';
 import { nodesAt } from '../../shared/flow/types.js';
 import type { DomainSchemas } from './domain-schemas.js';
-import type { Instance, WfxState } from '../state/state.js';
+import type { Execution, WfxState } from '../state/state.js';
 import type { NodeKey } from './keys.js';
 import type { ExecutionLimits } from './limits.js';
 import type { StartRate } from './start-rate.js';
@@ -51,7 +51,7 @@ export class FlowScopes implements Pick<StepContext, 'flowOf'> {
 
   constructor(private readonly state: WfxState) {}
 
-  flowOf(inst: Instance): FlowScope {
+  flowOf(inst: Execution): FlowScope {
     let versions = this.graphs.get(inst.processId);
     if (!versions) this.graphs.set(inst.processId, (versions = new Map()));
     const key = inst.scope ? `${inst.processVersion}/${inst.scope.join('/')}` : inst.processVersion;
@@ -104,11 +104,11 @@ export class EngineStepContext implements StepContext {
     return TRACER === null ? null : TRACING;
   }
 
-  flowOf(inst: Instance): FlowScope {
+  flowOf(inst: Execution): FlowScope {
     return this.scopes.flowOf(inst);
   }
 
-  envOf(inst: Instance): Readonly<Record<string, string>> {
+  envOf(inst: Execution): Readonly<Record<string, string>> {
     return this.state.environments[inst.organization]?.[inst.environment] ?? NO_ENV;
   }
 

@@ -2,7 +2,7 @@ import type { WaitingTask } from '../../shared/api/index.js';
 import { execution, type Executions } from '../state/executions.js';
 import { parseDuration } from '../../shared/duration.js';
 import { nodesAt, type FlowNode } from '../../shared/flow/types.js';
-import { STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
+import { STATUS, type Execution, type NodeInstance, type WfxState } from '../state/state.js';
 import { TaskIndex, taskKey, type TaskRef } from '../state/task-index.js';
 import { MAX_CHILD_DEPTH } from './step/children.js';
 
@@ -65,7 +65,7 @@ const toRef = (t: WaitingTask): TaskRef => ({
 /** The task of node `node` of `inst`, or null when it waits for no input (exported for tests). */
 export function taskOf(
   state: WfxState,
-  inst: Instance,
+  inst: Execution,
   node: NodeInstance,
   timers: BoundaryTimers = new Map(),
 ): WaitingTask | null {
@@ -100,7 +100,7 @@ export function taskOf(
  * events attached to its node that have not fired (each due its duration after the node
  * started, as effect-plan.ts arms them). Null when neither will fire.
  */
-function dueAt(state: WfxState, inst: Instance, node: NodeInstance, timers: BoundaryTimers): string | null {
+function dueAt(state: WfxState, inst: Execution, node: NodeInstance, timers: BoundaryTimers): string | null {
   let due = node.wait?.dueAt ? Date.parse(node.wait.dueAt) : Infinity;
   const definition = state.flows[inst.processId]?.versions[inst.processVersion]?.definition;
   const nodes = definition ? nodesAt(definition, inst.scope) : undefined;
@@ -131,8 +131,8 @@ function boundaryTimers(nodes: Readonly<Record<string, FlowNode>>): Map<string, 
  * The callAgent whose tool call `inst` runs, itself or through the executions above it (a tool
  * flow's subprocess): the agent that waits for this task. Null when no agent is above it.
  */
-function agentOf(state: WfxState, inst: Instance): WaitingTask['agent'] | null {
-  let at: Instance | undefined = inst;
+function agentOf(state: WfxState, inst: Execution): WaitingTask['agent'] | null {
+  let at: Execution | undefined = inst;
   for (let depth = 0; at && depth <= MAX_CHILD_DEPTH; depth++) {
     if (at.toolCallId !== undefined && at.parentInstanceId !== null && at.parentNodeInstanceId !== undefined) {
       const parent = execution(state, at.parentInstanceId);

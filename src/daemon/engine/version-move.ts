@@ -9,7 +9,7 @@ import { WfxError } from '../../shared/errors.js';
 import { edgesOf } from '../../shared/flow/graph.js';
 import { nodesAt, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import { ownEntry } from '../../shared/json-object.js';
-import { STATE, STATUS, type Instance, type NodeInstance, type WfxState } from '../state/state.js';
+import { STATE, STATUS, type Execution, type NodeInstance, type WfxState } from '../state/state.js';
 import { edgeKey } from './step/tokens.js';
 import { execution } from '../state/executions.js';
 
@@ -22,7 +22,7 @@ export interface MovePlan {
   /** Its flow version's definition it moves to. */
   readonly target: FlowDefinition;
   /** The execution, then each child running a body of the flow under it (parents before children); empty when it runs `toVersion` already. */
-  readonly executions: readonly Instance[];
+  readonly executions: readonly Execution[];
 }
 
 /**
@@ -62,12 +62,12 @@ export function planMove(state: WfxState, id: string, toVersion: string): MovePl
  * holding arrivals, of it and of the children that move with it, checked against the target
  * at the same place (its body, for a child). Empty: it can move. Pure.
  */
-export function moveProblems(state: WfxState, inst: Instance, toVersion: string): MoveProblem[] {
+export function moveProblems(state: WfxState, inst: Execution, toVersion: string): MoveProblem[] {
   const flow = state.flows[inst.processId]!;
   const from = flow.versions[inst.processVersion]!.definition;
   const to = flow.versions[toVersion]!.definition;
   const problems: MoveProblem[] = [];
-  const check = (exec: Instance): void => {
+  const check = (exec: Execution): void => {
     const source = nodesAt(from, exec.scope) ?? {};
     const target = nodesAt(to, exec.scope) ?? {};
     const add = (nodeId: string, code: MoveProblemCode, reason: string): void => {
@@ -163,7 +163,7 @@ function eventOf(node: Extract<FlowNode, { type: 'intermediateCatchEvent' }>): s
   return node.eventType === 'timer' ? 'timer' : `${node.eventType} "${node.messageRef ?? ''}"`;
 }
 
-/** The keys of the connections leading to `gatewayId` among `nodes` (Instance `joins`). */
+/** The keys of the connections leading to `gatewayId` among `nodes` (Execution `joins`). */
 function incomingKeys(nodes: Nodes, gatewayId: string): Set<string> {
   const keys = new Set<string>();
   for (const [id, node] of Object.entries(nodes))
@@ -172,7 +172,7 @@ function incomingKeys(nodes: Nodes, gatewayId: string): Set<string> {
 }
 
 /** The node instances of `inst` that are Active or Waiting. */
-function liveNodes(inst: Instance): NodeInstance[] {
+function liveNodes(inst: Execution): NodeInstance[] {
   return Object.values(inst.nodes).filter((n) => n.statusCd === STATUS.ACTIVE || n.statusCd === STATUS.WAITING);
 }
 
@@ -181,13 +181,13 @@ function liveNodes(inst: Instance): NodeInstance[] {
  * it moves with its parent, never alone. A child running a flow of its own (a called
  * subProcess, a callAgent's tool, callProcess) moves on its own.
  */
-export function movesWithParent(inst: Instance): boolean {
+export function movesWithParent(inst: Execution): boolean {
   return inst.scope !== undefined && inst.parentInstanceId !== null;
 }
 
 /** The running children of node `ni` of `inst` that run a body of its flow version. */
-function movingChildren(state: WfxState, inst: Instance, ni: NodeInstance): Instance[] {
-  const moving: Instance[] = [];
+function movingChildren(state: WfxState, inst: Execution, ni: NodeInstance): Execution[] {
+  const moving: Execution[] = [];
   for (const id of ni.children ?? []) {
     const child = execution(state, id);
     if (
@@ -202,8 +202,8 @@ function movingChildren(state: WfxState, inst: Instance, ni: NodeInstance): Inst
 }
 
 /** Every running child under `inst` that runs a body of its flow, parents before their children. */
-function bodyChildren(state: WfxState, inst: Instance): Instance[] {
-  const out: Instance[] = [];
+function bodyChildren(state: WfxState, inst: Execution): Execution[] {
+  const out: Execution[] = [];
   for (const ni of liveNodes(inst))
     for (const child of movingChildren(state, inst, ni)) out.push(child, ...bodyChildren(state, child));
   return out;

@@ -11,7 +11,7 @@ import { traceparentOf } from '../observe/trace-context.js';
 import { TRACER } from '../observe/tracing.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { AiAttempt, AiProviderLookup, AiRunner } from '../ai/types.js';
-import { STATE, STATUS, type Instance, type LogEntry, type WfxState } from '../state/state.js';
+import { STATE, STATUS, type Execution, type LogEntry, type WfxState } from '../state/state.js';
 import { nodeKey, type NodeKey } from './keys.js';
 import type { RunStep, WorkOrder } from './step/index.js';
 import type { HttpCall, HttpCallOptions } from './work/http.js';
@@ -171,7 +171,7 @@ export class WorkRunner {
    * The top execution of `inst`'s tree (a loop's iterations and subprocesses are executions of
    * their own): what the sandbox's turns between executions go by.
    */
-  private rootOf(inst: Instance): string {
+  private rootOf(inst: Execution): string {
     let top = inst;
     for (let parent = top.parentInstanceId; parent !== null; parent = top.parentInstanceId) {
       const up = execution(this.options.state, parent);

@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { WfxError } from '../../shared/errors.js';
-import { InstanceTable } from '../state/instance-table.js';
+import { ExecutionTable } from '../state/execution-table.js';
 import { FileRefs } from '../state/file-refs.js';
 import type { WfxRecord } from '../state/records.js';
 import type { StoredFile, WfxState } from '../state/state.js';
@@ -254,7 +254,7 @@ function missing(file: StoredFile): WfxError {
  */
 export function referencedFiles(state: WfxState): Set<string> {
   const found = new Set<string>();
-  for (const inst of InstanceTable.of(state).live()) collectFileIds(inst, found);
+  for (const inst of ExecutionTable.of(state).live()) collectFileIds(inst, found);
   FileRefs.held(state)?.notResident(found);
   collectFileIds(state.memory, found);
   collectFileIds(state.messages, found);

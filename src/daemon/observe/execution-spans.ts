@@ -1,11 +1,11 @@
 /**
  * The spans of executions, read from the records of a durable step: one span per node instance
  * that ended (completed, failed, cancelled, timed out), one per execution that finished, in the
- * trace its record carries (Instance.trace). A span is written when what it stands for ends, from
+ * trace its record carries (Execution.trace). A span is written when what it stands for ends, from
  * the times the records hold, so a node that waited across a restart still gets one whole span.
  */
 import type { WfxRecord } from '../state/records.js';
-import { STATE, type Instance, type WfxState } from '../state/state.js';
+import { STATE, type Execution, type WfxState } from '../state/state.js';
 import {
   newExecutionTrace,
   newSpanId,
@@ -49,13 +49,13 @@ export function traceRecords(tracer: Tracer, state: WfxState, records: readonly 
 }
 
 /** The trace of a live execution, when it has one (started while tracing was on). */
-export function traceOf(inst: Instance | undefined): ExecutionTrace | null {
+export function traceOf(inst: Execution | undefined): ExecutionTrace | null {
   return inst === undefined ? null : readExecutionTrace(inst.trace);
 }
 
 function nodeSpan(
   tracer: Tracer,
-  inst: Instance | undefined,
+  inst: Execution | undefined,
   nodeInstanceId: string,
   startAt: string | null,
   endAt: string,
@@ -89,7 +89,7 @@ function nodeSpan(
   span.end(msOf(endAt));
 }
 
-function executionSpan(tracer: Tracer, inst: Instance | undefined, at: string): void {
+function executionSpan(tracer: Tracer, inst: Execution | undefined, at: string): void {
   const trace = traceOf(inst);
   if (trace === null || !inst) return;
   const parent = trace.parentSpanId === null ? null : { traceId: trace.traceId, spanId: trace.parentSpanId };

@@ -6,7 +6,7 @@ import { Gauge, type Registry } from 'prom-client';
 import { JobQueues } from '../state/job-queues.js';
 import { LiveCounts } from '../state/live-counts.js';
 import { TaskIndex } from '../state/task-index.js';
-import { InstanceTable } from '../state/instance-table.js';
+import { ExecutionTable } from '../state/execution-table.js';
 import type { WfxState } from '../state/state.js';
 
 /** What the scrape reads besides the state: each absent on a daemon without it. */
@@ -89,7 +89,7 @@ export function registerScrapeGauges(registry: Registry, state: WfxState, source
   gauge(
     'wfx_executions_resident',
     'Live executions in memory (the rest are cold: on disk, read back when touched)',
-    () => InstanceTable.of(state).size,
+    () => ExecutionTable.of(state).size,
   );
   const executions = (read: 'cold' | 'loaded' | 'evicted') => () => sources().executions?.()[read] ?? 0;
   gauge('wfx_executions_cold', 'Live executions kept on disk only (--execution-cache)', executions('cold'));

@@ -12,7 +12,7 @@ import type { EngineObserver } from './engine-observer.js';
 import { registerScrapeGauges, type MetricsSources } from './metrics-gauges.js';
 import type { WfxRecord } from '../state/records.js';
 import type { ExportCounts } from './otlp-exporter.js';
-import { STATE, STATUS, type Instance, type WfxState } from '../state/state.js';
+import { STATE, STATUS, type Execution, type WfxState } from '../state/state.js';
 import { execution } from '../state/executions.js';
 
 export type { MetricsSources };
@@ -235,7 +235,7 @@ export class DaemonMetrics implements EngineObserver {
     this.scheduleMisses.inc(n);
   }
 
-  private nodeEnded(inst: Instance | undefined, nodeInstanceId: string, at: string, statusCd: number): void {
+  private nodeEnded(inst: Execution | undefined, nodeInstanceId: string, at: string, statusCd: number): void {
     const ni = inst?.nodes[nodeInstanceId];
     if (!ni) return;
     const type = ni.nodeType;

@@ -1,6 +1,6 @@
 /**
  * W3C trace context (https://www.w3.org/TR/trace-context/): `traceparent` headers read and
- * written, ids made, and the trace an execution carries on its record (Instance.trace). Pure
+ * written, ids made, and the trace an execution carries on its record (Execution.trace). Pure
  * functions; used only while tracing is on (tracing.ts).
  */
 import { randomFillSync } from 'node:crypto';
@@ -17,7 +17,7 @@ export interface RemoteContext extends SpanContext {
 }
 
 /**
- * The record form (Instance.trace) of an execution that is not sampled: it makes no span, and
+ * The record form (Execution.trace) of an execution that is not sampled: it makes no span, and
  * neither do the executions it starts (the decision follows the trace, as parent-based
  * samplers do), while an execution with no trace at all (started while tracing was off) gives
  * its children a new one.

@@ -4,7 +4,7 @@
  * state, called by the reducer (records.ts); the log lines they return are the execution log's
  * account of each turn and tool call.
  */
-import type { AgentCall, AgentMessage, Instance, LiveAgentState, NodeInstance } from './state.js';
+import type { AgentCall, AgentMessage, Execution, LiveAgentState, NodeInstance } from './state.js';
 
 /** The tokens a model call took in and gave out, as its provider counted them. */
 export interface AiUsage {
@@ -33,7 +33,7 @@ function emptyState(): LiveAgentState {
  * Applies an update to `node.agent` (created by the first) and to the execution's usage.
  * Returns the lines the execution log gets for it.
  */
-export function applyAgentUpdate(inst: Instance, node: NodeInstance, u: AgentUpdate): string[] {
+export function applyAgentUpdate(inst: Execution, node: NodeInstance, u: AgentUpdate): string[] {
   const agent = (node.agent ??= emptyState());
   const lines: string[] = [];
   if (u.messages) for (const m of u.messages) agent.messages.push(m);

@@ -5,7 +5,7 @@
  * index holds it, and the resident directory is loaded from those indexes at start.
  */
 import { STATUS } from '../../shared/api/index.js';
-import type { Instance, NodeInstance } from './instance.js';
+import type { Execution, NodeInstance } from './execution-document.js';
 
 /** What one waiting node waits for, as far as routing needs. */
 export type WaitSummary =
@@ -50,14 +50,14 @@ export interface ExecutionSummary {
   readonly environment: string;
   /** STATE: a summary of a finished execution is kept until history has it. */
   readonly stateCd: number;
-  /** The execution at the top of its tree (Instance.root); null: this one. */
+  /** The execution at the top of its tree (Execution.root); null: this one. */
   readonly root: string | null;
   readonly parent: string | null;
   /** When it started (ms since the epoch; `new Date(startMs).toISOString()` is its startTime). */
   readonly startMs: number;
-  /** Started by an execution trigger (Instance.triggeredBy set): trigger health notes its start. */
+  /** Started by an execution trigger (Execution.triggeredBy set): trigger health notes its start. */
   readonly triggered: boolean;
-  /** A child execution (Instance.parentNodeInstanceId set: its parent's node waits for it), as live counts count them. */
+  /** A child execution (Execution.parentNodeInstanceId set: its parent's node waits for it), as live counts count them. */
   readonly child: boolean;
   /** The execution's own correlation key. */
   readonly correlationKey: string | null;
@@ -83,10 +83,10 @@ export function summaryFlags(summary: Pick<ExecutionSummary, 'triggered' | 'chil
 }
 
 /** The due times (ms) of the unfired timer boundary events of a live node (engine/effect-plan.ts knows the flow). */
-export type BoundaryDue = (inst: Instance, ni: NodeInstance) => readonly number[];
+export type BoundaryDue = (inst: Execution, ni: NodeInstance) => readonly number[];
 
 /** The summary of execution `inst`. Pure (`boundaryDue` reads its flow). */
-export function summarize(inst: Instance, boundaryDue: BoundaryDue): ExecutionSummary {
+export function summarize(inst: Execution, boundaryDue: BoundaryDue): ExecutionSummary {
   let due: number | null = null;
   let active = 0;
   const waits: WaitSummary[] = [];

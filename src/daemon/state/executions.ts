@@ -10,21 +10,21 @@ import { ownEntry } from '../../shared/json-object.js';
 import type { WalkRow } from './execution-index/row.js';
 import type { ExecutionSummary, WaitSummary } from './execution-summary.js';
 import { FileRefs, type FileRefsHolder } from './file-refs.js';
-import type { Instance } from './instance.js';
-import { InstanceTable } from './instance-table.js';
+import type { Execution } from './execution-document.js';
+import { ExecutionTable } from './execution-table.js';
 
 /** What holds the resident executions (WfxState's `instances`): typed here so that the derived indexes state.ts names can import this module. */
 export interface ExecutionsHolder {
-  readonly instances: Readonly<Record<string, Instance | undefined>>;
+  readonly instances: Readonly<Record<string, Execution | undefined>>;
 }
 
 /** Execution `id` when it is resident (live, not archived), else undefined. Pure. */
-export function execution(state: ExecutionsHolder, id: string): Instance | undefined {
+export function execution(state: ExecutionsHolder, id: string): Execution | undefined {
   return ownEntry(state.instances, id);
 }
 
-/** The id of the tree `inst` belongs to: its root's (callProcess starts included, see Instance.root). */
-export function treeOf(inst: Instance): string {
+/** The id of the tree `inst` belongs to: its root's (callProcess starts included, see Execution.root). */
+export function treeOf(inst: Execution): string {
   return inst.root ?? inst.processInstanceId;
 }
 
@@ -38,9 +38,9 @@ export interface ColdExecutions {
   /** The cold executions of the tree execution `id` belongs to (none: empty). Synchronous. */
   coldTree(id: string): readonly string[];
   /** Reads cold executions `ids` back (without `loaded`: they are no longer cold once it resolves). */
-  load(ids: readonly string[]): Promise<Instance[]>;
+  load(ids: readonly string[]): Promise<Execution[]>;
   /** Reads the documents of cold executions `ids`, which stay cold (the file index's pass). */
-  read?(ids: readonly string[]): Promise<Instance[]>;
+  read?(ids: readonly string[]): Promise<Execution[]>;
   /** At most `limit` cold ids, newest first, older than `after` when given (a pass over them all, a page at a time). */
   page?(after: string | null, limit: number): string[];
   /**
@@ -49,7 +49,7 @@ export interface ColdExecutions {
    * those to put: not one whose partition moved to another daemon while it was read (the
    * cold side forgot it, or holds it afresh).
    */
-  loaded?(insts: readonly Instance[]): readonly Instance[];
+  loaded?(insts: readonly Execution[]): readonly Execution[];
   /**
    * What is kept of cold execution `id` (state/execution-summary.ts): what a listing filters
    * on and renders from before it reads a document. Undefined: `id` is not cold.
@@ -105,7 +105,7 @@ export interface ColdEvents {
    * Resident execution `inst` is about to leave memory (its document is on disk): what is kept
    * of it in memory beside its document (armed timers, index entries) can go.
    */
-  evicted(inst: Instance): void;
+  evicted(inst: Execution): void;
   /** Executions left memory: the earliest cold timer may be earlier (nextDue). */
   dueChanged(): void;
 }
@@ -115,8 +115,8 @@ const LEARN_SLICE = 256;
 
 /** What an `Executions` holds: the resident executions and the table beside them. */
 type Holder = FileRefsHolder & {
-  instances: Record<string, Instance | undefined>;
-  instanceTable?: InstanceTable<Instance> | undefined;
+  instances: Record<string, Execution | undefined>;
+  instanceTable?: ExecutionTable<Execution> | undefined;
 };
 
 /** The executions of a state, read through the seam (see the top of this file). */
@@ -125,8 +125,8 @@ export class Executions {
   private readonly loading = new Map<string, Promise<void>>();
   /** Times `coldFilesUnread` found executions left unread: a pass of `learnColdFiles` over them all covers those before it began. */
   private unreadSince = 0;
-  private readonly loadListeners: Array<(inst: Instance) => void> = [];
-  private readonly evictListeners: Array<(inst: Instance) => void> = [];
+  private readonly loadListeners: Array<(inst: Execution) => void> = [];
+  private readonly evictListeners: Array<(inst: Execution) => void> = [];
   private readonly dueListeners: Array<() => void> = [];
 
   constructor(
@@ -151,7 +151,7 @@ export class Executions {
   }
 
   /** Execution `id` when it is resident, else undefined (see `execution`). */
-  get(id: string): Instance | undefined {
+  get(id: string): Execution | undefined {
     return execution(this.state, id);
   }
 
@@ -167,12 +167,12 @@ export class Executions {
   }
 
   /** Calls `fn` with each execution read back from the cold side, once resident (before any step on it). */
-  onLoad(fn: (inst: Instance) => void): void {
+  onLoad(fn: (inst: Execution) => void): void {
     this.loadListeners.push(fn);
   }
 
   /** Calls `fn` with each execution about to leave memory for the cold side (ColdEvents.evicted). */
-  onEvict(fn: (inst: Instance) => void): void {
+  onEvict(fn: (inst: Execution) => void): void {
     this.evictListeners.push(fn);
   }
 
@@ -297,7 +297,7 @@ export class Executions {
         .load(members)
         .then((read) => {
           const insts = cold.loaded?.(read) ?? read;
-          const table = InstanceTable.of(this.state);
+          const table = ExecutionTable.of(this.state);
           // Its document names what its entry in the file index may not (one a lazy open left unread).
           const files = FileRefs.held(this.state);
           for (const inst of insts) {

@@ -15,23 +15,23 @@
  * execution that names no file has no entry (docs/decisions/005-no-long-lived-growing-collections.md).
  */
 import { ownEntry } from '../../shared/json-object.js';
-import type { Instance } from './instance.js';
-import type { InstanceTable } from './instance-table.js';
+import type { Execution } from './execution-document.js';
+import type { ExecutionTable } from './execution-table.js';
 import { collectFileIds } from './stored-file.js';
 
 /** What a file index belongs to: the state's executions and the index kept beside them (WfxState.fileRefs). */
 export interface FileRefsHolder {
-  instances: Record<string, Instance | undefined>;
+  instances: Record<string, Execution | undefined>;
   /** The file store's files (WfxState.files): a record can name only one of these. */
   files: Record<string, unknown>;
-  instanceTable?: InstanceTable<Instance> | undefined;
+  instanceTable?: ExecutionTable<Execution> | undefined;
   fileRefs?: FileRefs | undefined;
 }
 
 /** A record as the index reads it: the execution it names, or the one it starts. */
 type ExecutionChange =
   | { readonly type: string; readonly instanceId: string }
-  | { readonly type: 'instance.started'; readonly instance: Pick<Instance, 'processInstanceId'> }
+  | { readonly type: 'instance.started'; readonly instance: Pick<Execution, 'processInstanceId'> }
   | { readonly type: string };
 
 /** Whether `o` has no own enumerable key. */
@@ -69,7 +69,7 @@ export class FileRefs {
   }
 
   /** Notes every fileId resident execution `inst` names now, in place of what its entry held (the walk). */
-  add(inst: Instance): void {
+  add(inst: Execution): void {
     const id = inst.processInstanceId;
     this.byExecution.delete(id);
     collectFileIds(inst, scratch);

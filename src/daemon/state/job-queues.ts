@@ -7,8 +7,8 @@
 import { STATUS, type JobLock, type JobWait } from '../../shared/api/index.js';
 import { execution } from './executions.js';
 import type { ExecutionSummary } from './execution-summary.js';
-import type { Instance, NodeInstance } from './instance.js';
-import { InstanceTable } from './instance-table.js';
+import type { Execution, NodeInstance } from './execution-document.js';
+import { ExecutionTable } from './execution-table.js';
 
 /**
  * What the job index belongs to: the state's executions and the index kept beside them
@@ -16,8 +16,8 @@ import { InstanceTable } from './instance-table.js';
  * shape imports the index, not the other way round.
  */
 export interface JobQueuesHolder {
-  instances: Record<string, Instance | undefined>;
-  instanceTable?: InstanceTable<Instance> | undefined;
+  instances: Record<string, Execution | undefined>;
+  instanceTable?: ExecutionTable<Execution> | undefined;
   jobQueues?: JobQueues | undefined;
 }
 
@@ -58,7 +58,7 @@ export function jobTarget(key: string): JobRef | null {
 export function waitingJob(
   state: JobQueuesHolder,
   ref: JobRef,
-): { readonly inst: Instance; readonly node: NodeInstance; readonly wait: JobWait } | null {
+): { readonly inst: Execution; readonly node: NodeInstance; readonly wait: JobWait } | null {
   const inst = execution(state, ref.instanceId);
   const node = inst?.nodes[ref.nodeInstanceId];
   if (!inst || !node || node.statusCd !== STATUS.WAITING || node.wait?.kind !== 'job') return null;
@@ -96,7 +96,7 @@ export class JobQueues {
     const held = state.jobQueues;
     if (held !== undefined && held.state === state) return held;
     const made = JobQueues.building(state);
-    for (const inst of InstanceTable.of(state).live())
+    for (const inst of ExecutionTable.of(state).live())
       for (const id in inst.nodes) {
         const node = inst.nodes[id]!;
         if (node.statusCd === STATUS.WAITING && node.wait?.kind === 'job') made.put(inst, node, node.wait);
@@ -121,7 +121,7 @@ export class JobQueues {
   }
 
   /** Puts the job of `node` last in its action's queue (added, or moved there). */
-  put(inst: Instance, node: NodeInstance, wait: JobWait): void {
+  put(inst: Execution, node: NodeInstance, wait: JobWait): void {
     this.putAt(inst.organization, wait.domain, wait.action, inst.processInstanceId, node.id, node.startTime);
   }
 
@@ -149,7 +149,7 @@ export class JobQueues {
   }
 
   /** Forgets the job of `node` (it stopped waiting for it). */
-  remove(inst: Instance, node: NodeInstance, wait: JobWait): void {
+  remove(inst: Execution, node: NodeInstance, wait: JobWait): void {
     const domains = this.byOrg.get(inst.organization);
     const actions = domains?.get(wait.domain);
     const queue = actions?.get(wait.action);
@@ -249,7 +249,7 @@ export class JobQueue {
  * the resident ones, and what is kept of the cold ones.
  */
 export interface JobReads {
-  get(id: string): Instance | undefined;
+  get(id: string): Execution | undefined;
   coldSummary(id: string): ExecutionSummary | undefined;
 }
 
@@ -305,7 +305,7 @@ export function isFree(times: JobTimes, now: number): boolean {
 /** Keeps the index as a node starts waiting with `wait` (a job, or anything else after one). */
 export function indexJobWait(
   state: JobQueuesHolder,
-  inst: Instance,
+  inst: Execution,
   node: NodeInstance,
   before: NodeInstance['wait'],
 ): void {
@@ -316,7 +316,7 @@ export function indexJobWait(
 }
 
 /** Drops a node's job from the index as it stops waiting (completed, left, back to work). */
-export function unindexJob(state: JobQueuesHolder, inst: Instance, node: NodeInstance): void {
+export function unindexJob(state: JobQueuesHolder, inst: Execution, node: NodeInstance): void {
   if (node.wait?.kind === 'job') JobQueues.held(state)?.remove(inst, node, node.wait);
 }
 
@@ -330,7 +330,7 @@ export type JobLockReason = 'activated' | 'extended' | 'released';
  */
 export function applyJobLock(
   state: JobQueuesHolder,
-  inst: Instance,
+  inst: Execution,
   node: NodeInstance,
   lock: JobLock | null,
   reason: JobLockReason,

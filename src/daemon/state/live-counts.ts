@@ -11,10 +11,10 @@
  * organization's count moves, so the common start-and-finish costs no map entry that grows and
  * shrinks per execution (docs/decisions/005-no-long-lived-growing-collections.md).
  */
-import { InstanceTable } from './instance-table.js';
+import { ExecutionTable } from './execution-table.js';
 import { execution } from './executions.js';
 import { STATE, STATUS, type StatusCd } from '../../shared/api/index.js';
-import type { Instance } from './instance.js';
+import type { Execution } from './execution-document.js';
 import type { WalkRow } from './execution-index/row.js';
 import { FLAG_CHILD } from './execution-summary.js';
 
@@ -26,8 +26,8 @@ type ColdCounted = Readonly<Pick<WalkRow, 'stateCd' | 'root' | 'parent' | 'flags
  * (LiveCountsHolder.liveCounts). Named here so that this module needs nothing of state.ts.
  */
 export interface LiveCountsHolder {
-  instances: Record<string, Instance | undefined>;
-  instanceTable?: InstanceTable<Instance> | undefined;
+  instances: Record<string, Execution | undefined>;
+  instanceTable?: ExecutionTable<Execution> | undefined;
   liveCounts?: LiveCounts | undefined;
 }
 
@@ -54,7 +54,7 @@ export class LiveCounts {
     const held = state.liveCounts;
     if (held !== undefined && held.state === state) return held;
     const made = LiveCounts.building(state);
-    for (const inst of InstanceTable.of(state).live()) made.add(inst);
+    for (const inst of ExecutionTable.of(state).live()) made.add(inst);
     return made.built();
   }
 
@@ -72,7 +72,7 @@ export class LiveCounts {
    * Counts live execution `inst` while building (a finished one counts nothing). `activeNodes`:
    * its Active node instances when the caller counted them, else counted here.
    */
-  add(inst: Instance, activeNodes?: number): void {
+  add(inst: Execution, activeNodes?: number): void {
     if (inst.stateCd !== STATE.RUNNING) return;
     this.count(inst, 1);
     this.flowStarted(inst, activeNodes ?? activeIn(inst));
@@ -127,7 +127,7 @@ export class LiveCounts {
   }
 
   /** Running executions of the tree `inst` belongs to, `inst` and its root included. */
-  tree(inst: Pick<Instance, 'processInstanceId' | 'root'>): number {
+  tree(inst: Pick<Execution, 'processInstanceId' | 'root'>): number {
     return this.trees.get(inst.root ?? inst.processInstanceId) ?? 1;
   }
 
@@ -145,7 +145,7 @@ export class LiveCounts {
   }
 
   /** `inst` started (the reducer, once it is in the state). */
-  started(inst: Instance): void {
+  started(inst: Execution): void {
     if (inst.root !== undefined && !this.trees.has(inst.root)) {
       // The tree's first execution beside its root: the root counts while it runs.
       this.trees.set(inst.root, execution(this.state, inst.root)?.stateCd === STATE.RUNNING ? 1 : 0);
@@ -156,7 +156,7 @@ export class LiveCounts {
   }
 
   /** `inst` finished (the reducer, as its state leaves Running). */
-  finished(inst: Instance): void {
+  finished(inst: Execution): void {
     this.count(inst, -1);
     const id = inst.processInstanceId;
     const flow = this.flows.get(inst.processId);
@@ -175,7 +175,7 @@ export class LiveCounts {
    * once the node and `inst.liveNodes` say so). Only a running execution's nodes count: a
    * retried one is counted again whole (`started`).
    */
-  node(inst: Instance, from: StatusCd | null, to: StatusCd): void {
+  node(inst: Execution, from: StatusCd | null, to: StatusCd): void {
     if (inst.stateCd !== STATE.RUNNING || from === to) return;
     const id = inst.processInstanceId;
     const before = this.active.get(id) ?? 0;
@@ -202,7 +202,7 @@ export class LiveCounts {
   }
 
   /** Counts running execution `inst`, with `activeNodes` Active node instances, in its flow. */
-  private flowStarted(inst: Instance, activeNodes: number): void {
+  private flowStarted(inst: Execution, activeNodes: number): void {
     if (activeNodes > 0) this.flowStartedAt(inst.processId, inst.processInstanceId, activeNodes, activeNodes);
     else this.flowStartedAt(inst.processId, inst.processInstanceId, 0, liveNodes(inst));
   }
@@ -216,7 +216,7 @@ export class LiveCounts {
     else if (live > 0) flow[1]++;
   }
 
-  private count(inst: Instance, delta: 1 | -1): void {
+  private count(inst: Execution, delta: 1 | -1): void {
     const child = inst.parentNodeInstanceId !== undefined ? inst.parentInstanceId : null;
     this.countAt(inst.organization, inst.root ?? null, child, delta);
   }
@@ -235,7 +235,7 @@ function isLive(s: StatusCd | null): boolean {
 }
 
 /** The live node instances of `inst`: as the reducer keeps them (sizes.ts), or counted for a record written before. */
-function liveNodes(inst: Instance): number {
+function liveNodes(inst: Execution): number {
   if (inst.liveNodes !== undefined) return inst.liveNodes;
   let n = 0;
   for (const id in inst.nodes) if (isLive(inst.nodes[id]!.statusCd)) n++;
@@ -243,7 +243,7 @@ function liveNodes(inst: Instance): number {
 }
 
 /** The Active node instances of `inst`. */
-function activeIn(inst: Instance): number {
+function activeIn(inst: Execution): number {
   let n = 0;
   for (const id in inst.nodes) if (inst.nodes[id]!.statusCd === STATUS.ACTIVE) n++;
   return n;

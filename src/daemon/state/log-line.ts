@@ -2,7 +2,7 @@
  * The execution log's line format (LogLine in state.ts): the packed form the reducer writes
  * (appendLog), and the seed's fields (LogEntry) read back from any form a snapshot or journal may hold.
  */
-import type { Instance, LogEntry, LogLine, NodeInstance } from './state.js';
+import type { Execution, LogEntry, LogLine, NodeInstance } from './state.js';
 import { logKeepsVariables, pushLog } from './sizes.js';
 
 /** The packed form of a log line without variables (see LogLine). */
@@ -30,7 +30,7 @@ const lastMs: number[] = [0, 0];
  * in place, so nested values can be shared.
  */
 export function appendLog(
-  inst: Instance,
+  inst: Execution,
   node: Pick<NodeInstance, 'id'> | null,
   level: LogEntry['level'],
   message: string,
@@ -74,7 +74,7 @@ export function lineParts(line: LogLine): {
 }
 
 /** A log line with the seed's fields. */
-export function logEntry(inst: Pick<Instance, 'nodes' | 'processName' | 'startTime'>, line: LogLine): LogEntry {
+export function logEntry(inst: Pick<Execution, 'nodes' | 'processName' | 'startTime'>, line: LogLine): LogEntry {
   if (typeof line === 'string') {
     const a = line.indexOf(' ');
     const b = line.indexOf(' ', a + 1);
@@ -101,7 +101,7 @@ export function logEntry(inst: Pick<Instance, 'nodes' | 'processName' | 'startTi
 
 /** The seed's fields of a log line's parts: the node looked up by its instance, the time made an ISO instant. */
 function entryOf(
-  inst: Pick<Instance, 'nodes' | 'processName' | 'startTime'>,
+  inst: Pick<Execution, 'nodes' | 'processName' | 'startTime'>,
   at: string,
   level: LogEntry['level'],
   message: string,
@@ -121,6 +121,6 @@ function entryOf(
 }
 
 /** Every log line of an execution with the seed's fields. */
-export function logEntries(inst: Pick<Instance, 'nodes' | 'processName' | 'startTime' | 'logs'>): LogEntry[] {
+export function logEntries(inst: Pick<Execution, 'nodes' | 'processName' | 'startTime' | 'logs'>): LogEntry[] {
   return inst.logs.map((line) => logEntry(inst, line));
 }

@@ -3,8 +3,8 @@
  * same, only which objects hold them changes. Each function says why it pays.
  */
 import { extensibleCopy } from '../../shared/json-object.js';
-import { InstanceTable } from './instance-table.js';
-import type { Instance, NodeInstance, WfxState, Writable } from './state.js';
+import { ExecutionTable } from './execution-table.js';
+import type { Execution, NodeInstance, WfxState, Writable } from './state.js';
 
 /**
  * Puts a copy of execution `inst` in its place in `state` and returns it: the same data in new
@@ -17,7 +17,7 @@ import type { Instance, NodeInstance, WfxState, Writable } from './state.js';
  * what it points to survives and is promoted. Resumed in a copy, the old objects are left
  * unchanged (dead, pointing at nothing new), and the copy dies young with all it gained.
  */
-export function youngCopy(state: WfxState, inst: Instance): Instance {
+export function youngCopy(state: WfxState, inst: Execution): Execution {
   const nodes: Record<string, NodeInstance> = {};
   for (const id in inst.nodes) {
     const node = { ...inst.nodes[id]! };
@@ -30,7 +30,7 @@ export function youngCopy(state: WfxState, inst: Instance): Instance {
   copy.logs = inst.logs.slice();
   copy.variables = extensibleCopy(inst.variables); // the step adds to them
   copy.joins = extensibleCopy(inst.joins);
-  InstanceTable.of(state).put(copy);
+  ExecutionTable.of(state).put(copy);
   return copy;
 }
 
@@ -44,8 +44,8 @@ export function youngCopy(state: WfxState, inst: Instance): Instance {
  * changes. It takes a good part off each waiting execution's heap (docs/decisions/): less for
  * every scavenge and mark to walk while the daemon runs.
  */
-export function shareParsedStrings(inst: Instance, id: string, prev: Instance | null): void {
-  const own = inst as Writable<Instance>;
+export function shareParsedStrings(inst: Execution, id: string, prev: Execution | null): void {
+  const own = inst as Writable<Execution>;
   if (own.processInstanceId === id) own.processInstanceId = id;
   if (prev !== null) {
     if (own.processId === prev.processId) own.processId = prev.processId;

@@ -4,8 +4,8 @@
  * table, so the reducer's invariants (deterministic; a record changes only what it names) are
  * kept in one place, since recovery replays every record through it.
  */
-import { DERIVED, initialState, type Instance, type WfxState } from './state.js';
-import { InstanceTable } from './instance-table.js';
+import { DERIVED, initialState, type Execution, type WfxState } from './state.js';
+import { ExecutionTable } from './execution-table.js';
 import { FileRefs } from './file-refs.js';
 import { auditHandlers, type AuditRecord } from './records/audit.js';
 import { bulkHandlers, type BulkRecord } from './records/bulk.js';
@@ -94,15 +94,15 @@ export const coalesceNodeRuns = {
  * The executions a record changes (StoreOptions.snapshotCollection): a checkpoint copies each
  * one before that record is applied. Every record that changes an execution names it in
  * `instanceId`; a child's start also changes its parent's node (its `children`). Their keys
- * come from the state's InstanceTable rather than from enumerating the dictionary.
+ * come from the state's ExecutionTable rather than from enumerating the dictionary.
  */
 export const executionsTouched = {
   key: 'instances',
-  keys: (_instances: Record<string, unknown>, state: object): string[] => InstanceTable.of(state as WfxState).keys(),
+  keys: (_instances: Record<string, unknown>, state: object): string[] => ExecutionTable.of(state as WfxState).keys(),
   /** An execution read back at a lazy open (StoreOptions.lazy), put as the table keeps them. */
-  adopt: (state: object, entry: unknown): void => InstanceTable.of(state as WfxState).put(entry as Instance),
+  adopt: (state: object, entry: unknown): void => ExecutionTable.of(state as WfxState).put(entry as Execution),
   /** An execution a standby's copy lets go of (its row is current): its derived indexes are rebuilt at the takeover. */
-  evict: (state: object, id: string): void => InstanceTable.of(state as WfxState).archive(id),
+  evict: (state: object, id: string): void => ExecutionTable.of(state as WfxState).archive(id),
   touched: (r: WfxRecord, visit: (instanceId: string) => void): void => {
     if ('instanceId' in r) visit(r.instanceId);
     else if (r.type === 'instance.started') {

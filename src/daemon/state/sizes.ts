@@ -7,7 +7,7 @@
  */
 import { assignOwn } from '../../shared/json-object.js';
 import { jsonSize, numberSize } from '../../shared/json-size.js';
-import { STATUS, type Instance, type LogEntry, type LogLine } from './state.js';
+import { STATUS, type Execution, type LogEntry, type LogLine } from './state.js';
 
 /**
  * A log line carries a copy of the variables (a node that set some, the start) only while the
@@ -18,17 +18,17 @@ import { STATUS, type Instance, type LogEntry, type LogLine } from './state.js';
 export const LOG_VARIABLES_BYTES = 4 * 1024 * 1024;
 
 /** The JSON size of `inst`'s variables (counted now if its record predates the count). */
-export function variablesSize(inst: Instance): number {
+export function variablesSize(inst: Execution): number {
   return inst.varSize ?? (inst.varSize = jsonSize(inst.variables));
 }
 
 /** The JSON size of `inst`'s log. */
-export function logSize(inst: Instance): number {
+export function logSize(inst: Execution): number {
   return inst.logSize ?? (inst.logSize = jsonSize(inst.logs));
 }
 
 /** `inst`'s node instances that are Active or Waiting: its tokens, each a parallel branch. */
-export function liveNodes(inst: Instance): number {
+export function liveNodes(inst: Execution): number {
   if (inst.liveNodes !== undefined) return inst.liveNodes;
   let n = 0;
   for (const id in inst.nodes) {
@@ -52,7 +52,7 @@ export interface VariablesMeasure {
  * is past `cap` (it is then over it). Pure.
  */
 export function measureVariables(
-  inst: Instance,
+  inst: Execution,
   set: Readonly<Record<string, unknown>>,
   cap = Number.POSITIVE_INFINITY,
 ): VariablesMeasure {
@@ -73,7 +73,7 @@ export function measureVariables(
 }
 
 /** Merges `set` into `inst`'s variables (as assignOwn does) and counts their new size. */
-export function setVariables(inst: Instance, set: Readonly<Record<string, unknown>>): void {
+export function setVariables(inst: Execution, set: Readonly<Record<string, unknown>>): void {
   inst.varSize = measureVariables(inst, set).total;
   assignOwn(inst.variables, set);
 }
@@ -82,7 +82,7 @@ export function setVariables(inst: Instance, set: Readonly<Record<string, unknow
  * Appends `line` to `inst`'s log and counts it; `variables`: the line carries a copy of the
  * execution's variables (counted at their size, not walked again).
  */
-export function pushLog(inst: Instance, line: LogLine, variables: boolean): void {
+export function pushLog(inst: Execution, line: LogLine, variables: boolean): void {
   const size =
     typeof line === 'string'
       ? line.length + 3
@@ -94,7 +94,7 @@ export function pushLog(inst: Instance, line: LogLine, variables: boolean): void
 }
 
 /** Whether a new log line of `inst` may carry a copy of its variables (LOG_VARIABLES_BYTES). */
-export function logKeepsVariables(inst: Instance): boolean {
+export function logKeepsVariables(inst: Execution): boolean {
   return logSize(inst) + variablesSize(inst) <= LOG_VARIABLES_BYTES;
 }
 
@@ -113,6 +113,6 @@ function lineSizeWithout(line: Exclude<LogLine, string>): number {
 }
 
 /** Counts a node instance becoming live (entered) or ending (completed, failed, cancelled, timed out). */
-export function countLiveNode(inst: Instance, delta: 1 | -1): void {
+export function countLiveNode(inst: Execution, delta: 1 | -1): void {
   inst.liveNodes = liveNodes(inst) + delta;
 }

@@ -3,16 +3,16 @@ import type { StoredFile } from './stored-file.js';
 import type { BufferedMessage, PendingThrow } from './events.js';
 
 export type { StoredFile, BufferedMessage, PendingThrow };
-import type { InstanceTable } from './instance-table.js';
+import type { ExecutionTable } from './execution-table.js';
 import type { ColdSubscriptions, SubscriptionBucket } from './subscriptions.js';
 import type { Domain, DomainAction, JobQueues } from './job-queues.js';
 import type { LiveCounts } from './live-counts.js';
 import type { ColdTasks, TaskIndex } from './task-index.js';
 import type { FileRefs } from './file-refs.js';
-import type { Instance } from './instance.js';
+import type { Execution } from './execution-document.js';
 import type { BulkOperation } from './bulk.js';
 
-export type { Instance, LiveAgentState, LogLine, NodeInstance, TriggeredBy } from './instance.js';
+export type { Execution, LiveAgentState, LogLine, NodeInstance, TriggeredBy } from './execution-document.js';
 import type { AuditEntry, DeliveryRecord, EndpointEnvironment, Environment } from '../../shared/api/index.js';
 import type { AiProvider, ApiKey, EmailConnection, Flow, Organization, WebhookRegistration } from './catalogue.js';
 
@@ -27,7 +27,7 @@ export type {
   DeliveryRecord,
   EndpointEnvironment,
   Environment,
-  InstanceError,
+  ExecutionError,
   JobLock,
   JobWait,
   LogEntry,
@@ -69,16 +69,16 @@ export interface WfxState {
   flows: Record<string, Flow>;
   /**
    * Live executions (running, or finished and not yet moved to history) by id. An archived one
-   * leaves `undefined` behind (a tombstone, see InstanceTable): skip those when listing.
-   * Changed only through `InstanceTable.of(state)` (`put`, `archive`), which keeps its list of
+   * leaves `undefined` behind (a tombstone, see ExecutionTable): skip those when listing.
+   * Changed only through `ExecutionTable.of(state)` (`put`, `archive`), which keeps its list of
    * keys: a key assigned any other way would be missing from snapshots.
    */
-  instances: Record<string, Instance | undefined>;
+  instances: Record<string, Execution | undefined>;
   /**
-   * The table that indexes `instances` (instance-table.ts), made on first use by
-   * `InstanceTable.of(state)`. Derived, so never written to a snapshot (DERIVED) nor to JSON.
+   * The table that indexes `instances` (execution-table.ts), made on first use by
+   * `ExecutionTable.of(state)`. Derived, so never written to a snapshot (DERIVED) nor to JSON.
    */
-  instanceTable?: InstanceTable<Instance> | undefined;
+  instanceTable?: ExecutionTable<Execution> | undefined;
   /**
    * How many executions have been started under each root in all (the tree-created limit,
    * engine/limits.ts), by the root's id: children, loop iterations, agent tools and called
@@ -217,7 +217,7 @@ export interface PendingDelivery {
  * Top-level keys of the state derived from the rest (StoreOptions.derived): left out of
  * snapshots and rebuilt after a start. The subscription index comes from the waiting nodes
  * (Engine.recover with indexEventWait): large, and a checkpoint would copy it at once when its
- * copy began. The instance table indexes `instances` again on first use (InstanceTable.of).
+ * copy began. The instance table indexes `instances` again on first use (ExecutionTable.of).
  */
 export const DERIVED = [
   'subscriptions',

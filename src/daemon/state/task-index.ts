@@ -9,16 +9,16 @@
 import { STATE, STATUS } from '../../shared/api/index.js';
 import { SortedChunks } from '../../shared/sorted-chunks.js';
 import { execution } from './executions.js';
-import type { Instance, NodeInstance } from './instance.js';
-import { InstanceTable } from './instance-table.js';
+import type { Execution, NodeInstance } from './execution-document.js';
+import { ExecutionTable } from './execution-table.js';
 
 /**
  * What the task index belongs to: the state's executions and the index kept beside them. Named
  * here so that this module needs nothing of state.ts.
  */
 export interface TaskIndexHolder {
-  instances: Record<string, Instance | undefined>;
-  instanceTable?: InstanceTable<Instance> | undefined;
+  instances: Record<string, Execution | undefined>;
+  instanceTable?: ExecutionTable<Execution> | undefined;
   taskIndex?: TaskIndex | undefined;
   coldTasks?: ColdTasks | undefined;
 }
@@ -70,7 +70,7 @@ export function compareTasks(a: TaskRef, b: TaskRef): number {
 }
 
 /** Whether `node` of `inst` is a task: an input wait of a running execution. */
-const isTask = (inst: Instance, node: NodeInstance): boolean =>
+const isTask = (inst: Execution, node: NodeInstance): boolean =>
   inst.stateCd === STATE.RUNNING && node.statusCd === STATUS.WAITING && node.wait?.kind === 'input';
 
 /**
@@ -91,7 +91,7 @@ export class TaskIndex {
     const held = TaskIndex.held(state);
     if (held !== null) return held;
     const made = TaskIndex.fresh(state);
-    for (const inst of InstanceTable.of(state).live()) made.addExecution(inst);
+    for (const inst of ExecutionTable.of(state).live()) made.addExecution(inst);
     made.built();
     return made;
   }
@@ -142,23 +142,23 @@ export class TaskIndex {
   }
 
   /** Adds the tasks of `inst` (its waiting input nodes, if it runs). */
-  addExecution(inst: Instance): void {
+  addExecution(inst: Execution): void {
     if (inst.stateCd !== STATE.RUNNING) return;
     for (const id in inst.nodes) this.addNode(inst, inst.nodes[id]!);
   }
 
   /** Adds `node` of `inst` if it is a task (the walk that fills the index meets each once). */
-  addNode(inst: Instance, node: NodeInstance): void {
+  addNode(inst: Execution, node: NodeInstance): void {
     if (isTask(inst, node)) this.add(inst, node);
   }
 
   /** Removes every task of `inst` (it leaves Running or the state). */
-  removeExecution(inst: Instance): void {
+  removeExecution(inst: Execution): void {
     for (const id in inst.nodes) this.remove(inst, inst.nodes[id]!);
   }
 
   /** Puts `node` in or out of the index as it is now. */
-  nodeChanged(inst: Instance, node: NodeInstance): void {
+  nodeChanged(inst: Execution, node: NodeInstance): void {
     if (isTask(inst, node)) this.add(inst, node);
     else this.remove(inst, node);
   }
@@ -205,7 +205,7 @@ export class TaskIndex {
     return out;
   }
 
-  private add(inst: Instance, node: NodeInstance): void {
+  private add(inst: Execution, node: NodeInstance): void {
     const ref: TaskRef = { since: node.startTime, instanceId: inst.processInstanceId, nodeInstanceId: node.id };
     this.insert(inst.organization, inst.processId, ref);
   }
@@ -219,7 +219,7 @@ export class TaskIndex {
     if (list.insert(ref, this.building)) this.total++;
   }
 
-  private remove(inst: Instance, node: NodeInstance): void {
+  private remove(inst: Execution, node: NodeInstance): void {
     const flows = this.byOrg.get(inst.organization);
     const list = flows?.get(inst.processId);
     if (list === undefined) return;
@@ -233,12 +233,12 @@ export class TaskIndex {
 }
 
 /** Keeps the index (if made) as `node` of `inst` changes its wait or status. */
-export function indexTaskNode(state: TaskIndexHolder, inst: Instance, node: NodeInstance): void {
+export function indexTaskNode(state: TaskIndexHolder, inst: Execution, node: NodeInstance): void {
   TaskIndex.held(state)?.nodeChanged(inst, node);
 }
 
 /** Keeps the index (if made) as `inst` enters or leaves Running, or the state. */
-export function indexTaskExecution(state: TaskIndexHolder, inst: Instance): void {
+export function indexTaskExecution(state: TaskIndexHolder, inst: Execution): void {
   const index = TaskIndex.held(state);
   if (index === null) return;
   if (inst.stateCd === STATE.RUNNING && execution(state, inst.processInstanceId) === inst) index.addExecution(inst);

@@ -4,7 +4,7 @@
  * executions' archiving without a record of its own, and noted for every live execution by the
  * recovery walk (engine/recovery.ts: at a start, and for a partition taken), so that trigger
  * health reads it without walking the executions. */
-import type { Instance, WfxState } from './state.js';
+import type { Execution, WfxState } from './state.js';
 
 const fires = new WeakMap<WfxState, Map<string, string>>();
 
@@ -12,7 +12,7 @@ const fires = new WeakMap<WfxState, Map<string, string>>();
 const keyOf = (processId: string, environment: string) => `${processId} ${environment}`;
 
 /** Notes the start of `inst` when an execution trigger made it (the reducer's call). */
-export function noteTriggeredStart(state: WfxState, inst: Instance): void {
+export function noteTriggeredStart(state: WfxState, inst: Execution): void {
   if (inst.triggeredBy !== undefined) noteTriggeredStartAt(state, inst.processId, inst.environment, inst.startTime);
 }
 

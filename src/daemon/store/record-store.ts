@@ -178,7 +178,7 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
     return { result, records, serialized, durable, settle };
   }
 
-  /** Whether entry `id` of the state's collection `key` is gone: no key, or a tombstone (state/instance-table.ts). */
+  /** Whether entry `id` of the state's collection `key` is gone: no key, or a tombstone (state/execution-table.ts). */
   protected entryGone(key: string, id: string): boolean {
     return (this.state as Record<string, Record<string, unknown> | undefined>)[key]?.[id] === undefined;
   }

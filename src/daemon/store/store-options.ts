@@ -108,7 +108,7 @@ export interface StoreOptions<S, R> {
     readonly summarize?: (entry: unknown, state: object) => ExecutionSummary;
     /**
      * Puts an entry read at open into the collection (with `lazy`: one the journal's replay
-     * changes), as the state's owner keeps it (the daemon's: InstanceTable.put).
+     * changes), as the state's owner keeps it (the daemon's: ExecutionTable.put).
      */
     readonly adopt?: (state: object, entry: unknown) => void;
   };

@@ -66,7 +66,7 @@ export interface MoveProblem {
   readonly processInstanceId: string;
   /** The node's id (in its body, for a child's node). */
   readonly nodeId: string;
-  /** For a child's node: the container node ids down to the body it is in (Instance `scope`). */
+  /** For a child's node: the container node ids down to the body it is in (Execution `scope`). */
   readonly scope?: readonly string[];
   readonly code: MoveProblemCode;
   readonly reason: string;

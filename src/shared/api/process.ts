@@ -176,14 +176,14 @@ export const InstancePage = Page(InstanceSummary);
 export type InstancePage = Static<typeof InstancePage>;
 
 /** The error of a failed execution, in its `data.error`. */
-export interface InstanceError {
+export interface ExecutionError {
   readonly code: string;
   readonly message: string;
   readonly nodeId: string | null;
 }
 
 /** A failed execution's error as GET /process/instance/{id} gives it (`data.error`). */
-export interface InstanceFailure extends InstanceError {
+export interface InstanceFailure extends ExecutionError {
   /**
    * How many times the failing node ran in this execution: each of its node instances (a retry
    * runs it again as a new one) counted with the tries its work made (NodeView.attempts). 0 when

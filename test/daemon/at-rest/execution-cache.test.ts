@@ -1,8 +1,8 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
+import { ExecutionTable } from '../../../src/daemon/state/execution-table.js';
 import { execution } from '../../../src/daemon/state/executions.js';
-import { initialState, STATE, type Instance } from '../../../src/daemon/state/state.js';
+import { initialState, STATE, type Execution } from '../../../src/daemon/state/state.js';
 import { ExecutionCache } from '../../../src/daemon/at-rest/execution-cache.js';
 import type { EvictableEntries } from '../../../src/daemon/store/durable-store.js';
 import { WAITS_FLOW as FLOW } from '../../helpers/cold.js';
@@ -23,7 +23,7 @@ nodes:
 `;
 
 const coldCount = (h: EngineHarness): number => [...h.engine.executions.coldIds()].length;
-const resident = (h: EngineHarness): number => InstanceTable.of(h.store.state).size;
+const resident = (h: EngineHarness): number => ExecutionTable.of(h.store.state).size;
 
 t.test(
   'with a cache of 0, executions at rest leave memory and come back for an answer, a message, a timer and a child',
@@ -273,7 +273,7 @@ t.test('executions touched and gone before any pass are forgotten once twice the
     onError: (err) => t.fail(String(err)),
   });
   const kept = randomUUID();
-  InstanceTable.of(state).put({ processInstanceId: kept } as Instance);
+  ExecutionTable.of(state).put({ processInstanceId: kept } as Execution);
   cache.touched([kept]);
   // Read back, answered and archived as fast as the next: never more resident than the capacity,
   // so no pass comes to clear what they touched.

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { waitingTasks } from '../../../src/daemon/engine/tasks.js';
 import { logEntries } from '../../../src/daemon/state/log-line.js';
-import { STATE, STATUS, type AgentState, type Instance } from '../../../src/daemon/state/state.js';
+import { STATE, STATUS, type AgentState, type Execution } from '../../../src/daemon/state/state.js';
 import { crashImage, ended, engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { FakeAiRunner, saveProvider, type FakeTurn } from '../../helpers/fake-ai.js';
 
@@ -84,8 +84,8 @@ function turns(...list: FakeTurn[]): FakeAiRunner {
   return new FakeAiRunner((_call, n) => list[n - 1] ?? { text: 'final answer' });
 }
 
-const agentOf = (inst: Instance): AgentState => Object.values(inst.nodes).find((n) => n.nodeId === 'agent')!.agent!;
-const messagesOf = (inst: Instance) => logEntries(inst).map((e) => e.message);
+const agentOf = (inst: Execution): AgentState => Object.values(inst.nodes).find((n) => n.nodeId === 'agent')!.agent!;
+const messagesOf = (inst: Execution) => logEntries(inst).map((e) => e.message);
 
 function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;

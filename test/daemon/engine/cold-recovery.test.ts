@@ -5,10 +5,10 @@ import { directoryLive, directorySubscriptions, directoryTasks } from '../../../
 import { executionSummarizer } from '../../../src/daemon/engine/executions-at-rest.js';
 import { ExecutionIndex } from '../../../src/daemon/state/execution-index/execution-index.js';
 import type { ExecutionSummary } from '../../../src/daemon/state/execution-summary.js';
-import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
+import { ExecutionTable } from '../../../src/daemon/state/execution-table.js';
 import { JobQueues } from '../../../src/daemon/state/job-queues.js';
 import { LiveCounts } from '../../../src/daemon/state/live-counts.js';
-import { STATE, STATUS, type Instance, type WfxState } from '../../../src/daemon/state/state.js';
+import { STATE, STATUS, type Execution, type WfxState } from '../../../src/daemon/state/state.js';
 import { subscriptionsFor } from '../../../src/daemon/state/subscriptions.js';
 import { TaskIndex, taskKey } from '../../../src/daemon/state/task-index.js';
 import { lastTriggeredStart } from '../../../src/daemon/state/trigger-fires.js';
@@ -166,11 +166,11 @@ async function corpus(t: Test): Promise<{ h: EngineHarness; flows: string[] }> {
  * The live executions as a restart would recover them, copied: a few with a node Active (a
  * step that was under way) and one running with nothing live (its join fired).
  */
-function recovered(state: WfxState): Instance[] {
-  const out: Instance[] = [];
-  for (const id of InstanceTable.of(state).ids()) {
+function recovered(state: WfxState): Execution[] {
+  const out: Execution[] = [];
+  for (const id of ExecutionTable.of(state).ids()) {
     const inst = state.instances[id];
-    if (inst !== undefined) out.push(JSON.parse(JSON.stringify(inst)) as Instance);
+    if (inst !== undefined) out.push(JSON.parse(JSON.stringify(inst)) as Execution);
   }
   let activeMade = 0;
   let settled = false;
@@ -200,16 +200,16 @@ const EVENTS: ReadonlyArray<readonly [string, string, string | null]> = [
 ];
 
 /** A state holding `insts` resident (nothing else: the walk reads only its executions). */
-function holding(insts: readonly Instance[]): WfxState {
+function holding(insts: readonly Execution[]): WfxState {
   const state = { instances: {}, subscriptions: {} } as unknown as WfxState;
-  const table = InstanceTable.of(state);
+  const table = ExecutionTable.of(state);
   for (const inst of insts) table.put(inst);
   return state;
 }
 
 /** Effects that re-arm nothing: the walk's indexes are what is compared. */
 const effects = {
-  recovered: (inst: Instance) => inst.stateCd === STATE.RUNNING,
+  recovered: (inst: Execution) => inst.stateCd === STATE.RUNNING,
   recoveredWait: () => undefined,
   armBoundaries: () => undefined,
 } as unknown as Effects;
@@ -219,7 +219,7 @@ const effects = {
  * index, its text parsed and loaded into a directory, each read back. Returns the directory too.
  */
 function throughIndex(
-  insts: readonly Instance[],
+  insts: readonly Execution[],
   flowsState: WfxState,
   into: WfxState,
 ): { summaries: ExecutionSummary[]; directory: ExecutionIndex } {
@@ -239,13 +239,13 @@ function throughIndex(
 
 /** The resident finished executions of `state`. */
 function finishedIn(state: WfxState): string[] {
-  return InstanceTable.of(state)
+  return ExecutionTable.of(state)
     .ids()
     .filter((id) => state.instances[id] !== undefined && state.instances[id].stateCd !== STATE.RUNNING);
 }
 
 /** What the walk built in `state`, in a form to compare (`ordered`: job queues in their order). */
-function derived(state: WfxState, all: readonly Instance[], flows: readonly string[], result: Recovered) {
+function derived(state: WfxState, all: readonly Execution[], flows: readonly string[], result: Recovered) {
   // What each event the corpus waits for resumes, the cold side's subscriptions included.
   const subscriptions: string[] = [];
   for (const [org, ref, key] of EVENTS)
@@ -329,9 +329,9 @@ t.test('recovery from summaries alone builds the indexes the resident walk build
 
   // Half the trees cold, half resident.
   // Trees with an execution to continue alternate, so that each side has some whatever the ids.
-  const treeOf = (i: Instance) => i.root ?? i.processInstanceId;
+  const treeOf = (i: Execution) => i.root ?? i.processInstanceId;
   const continued = [...new Set(residentResult.running.map(treeOf))].sort();
-  const coldTree = (i: Instance) => {
+  const coldTree = (i: Execution) => {
     const at = continued.indexOf(treeOf(i));
     return at >= 0 ? at % 2 === 0 : treeOf(i).charCodeAt(35) % 2 === 0;
   };

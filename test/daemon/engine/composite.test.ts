@@ -1,10 +1,10 @@
 import t from 'tap';
 import { liveInstances } from '../../helpers/state.js';
-import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
+import { STATE, STATUS, type Execution } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail, type EngineHarness } from '../../helpers/engine.js';
 
 /** The live child executions of a node instance, read back. */
-async function children(h: EngineHarness, inst: Instance, nodeId: string): Promise<Instance[]> {
+async function children(h: EngineHarness, inst: Execution, nodeId: string): Promise<Execution[]> {
   const ni = Object.values(inst.nodes).find((n) => n.nodeId === nodeId);
   return Promise.all((ni?.children ?? []).map((id) => h.get(id)));
 }
@@ -511,7 +511,7 @@ t.test('a loop resumes where it was after a restart', async (t) => {
 });
 
 /** Waits (bounded) until the execution is no longer running: for work done outside the step (scripts, HTTP). */
-async function waitDone(h: EngineHarness, id: string): Promise<Instance> {
+async function waitDone(h: EngineHarness, id: string): Promise<Execution> {
   const done = (e: { type: string; processInstanceId: string }) =>
     e.processInstanceId === id && e.type.startsWith('PROCESS_') && e.type !== 'PROCESS_STARTED';
   await h.waitFor(done);

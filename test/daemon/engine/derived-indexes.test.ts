@@ -1,6 +1,6 @@
 import t from 'tap';
 import { LiveCounts } from '../../../src/daemon/state/live-counts.js';
-import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
+import { STATE, STATUS, type Execution } from '../../../src/daemon/state/state.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { withCold } from '../../helpers/cold.js';
 import { compareWithScans } from '../../helpers/derived-oracle.js';
@@ -51,10 +51,10 @@ nodes:
 `;
 
 /** Every live execution of `h`, cold ones included (copies): what the mix picks from. */
-const everyLive = (h: EngineHarness): Instance[] => liveInstances(withCold(h.store.state, h.cold));
+const everyLive = (h: EngineHarness): Execution[] => liveInstances(withCold(h.store.state, h.cold));
 
 /** The running executions with a waiting input node `ask` (loop iterations included). */
-const asking = (h: EngineHarness): Instance[] =>
+const asking = (h: EngineHarness): Execution[] =>
   everyLive(h).filter(
     (i) =>
       i.stateCd === STATE.RUNNING &&

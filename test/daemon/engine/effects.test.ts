@@ -1,5 +1,5 @@
 import t from 'tap';
-import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
+import { ExecutionTable } from '../../../src/daemon/state/execution-table.js';
 import { STATUS } from '../../../src/daemon/state/state.js';
 import { engineHarness } from '../../helpers/engine.js';
 
@@ -14,10 +14,10 @@ nodes:
 t.test('a log stream counts no line of an execution whose first step is not durable yet', async (t) => {
   const h = await engineHarness(t);
   const processId = await h.publish(WAITS);
-  const before = new Set(InstanceTable.of(h.store.state).ids());
+  const before = new Set(ExecutionTable.of(h.store.state).ids());
   // The step is applied at once and journaled after: look at it before the write is durable.
   const durable = h.engine.start({ processId, organization: 'default', data: {}, correlationKey: null });
-  const id = InstanceTable.of(h.store.state)
+  const id = ExecutionTable.of(h.store.state)
     .ids()
     .find((x) => !before.has(x))!;
   const pending = h.store.state.instances[id]!;

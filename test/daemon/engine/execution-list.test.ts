@@ -10,7 +10,7 @@ import { bucketOf } from '../../../src/daemon/state/ids.js';
 import { publishFlow } from '../../../src/daemon/flows/publish.js';
 import { summarize } from '../../../src/daemon/state/execution-summary.js';
 import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
-import type { Instance, WfxState } from '../../../src/daemon/state/state.js';
+import type { Execution, WfxState } from '../../../src/daemon/state/state.js';
 import { History } from '../../../src/daemon/store/history.js';
 import type { HistoryStore } from '../../../src/daemon/store/history-store.js';
 import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
@@ -94,7 +94,7 @@ async function lists(
       ids.push((await engine.start({ processId, organization, data: { mode }, correlationKey })).processInstanceId);
     }
   }
-  const known: Instance[] = [];
+  const known: Execution[] = [];
   for (const id of ids) known.push((await engine.getInstance({ organization: null }, id))!);
   const finished = known.filter((i) => i.stateCd !== 0).map((i) => i.processInstanceId);
   for (let i = 0; i < 1000 && !finished.every((id) => archived.has(id)); i++)
@@ -104,7 +104,7 @@ async function lists(
     cold.evictAtRest(store.state);
     t.equal(cold.size, 3, 'the waiting executions are cold');
   }
-  const cases: Array<[Partial<ExecutionQuery>, (i: Instance) => boolean]> = [
+  const cases: Array<[Partial<ExecutionQuery>, (i: Execution) => boolean]> = [
     [{}, () => true],
     [{ organization: 'default' }, (i) => i.organization === 'default'],
     [{ organization: 'other', stateCd: 2 }, (i) => i.organization === 'other' && i.stateCd === 2],
@@ -203,7 +203,7 @@ t.test('the list of executions over PostgreSQL answers the same', { skip: POSTGR
 
 t.test('cold executions a summary cannot settle are read back a batch at a time, only as the page needs', async (t) => {
   // Failed, not archived yet, and cold: the failure code is in the document only.
-  const failed = (n: number, code: string): Instance =>
+  const failed = (n: number, code: string): Execution =>
     ({
       processInstanceId: `0192f0c0-0000-7000-8000-${String(n).padStart(12, '0')}`,
       processId: PID,
@@ -223,13 +223,13 @@ t.test('cold executions a summary cannot settle are read back a batch at a time,
       nodeCount: 0,
       joins: {},
       logs: [],
-    }) as unknown as Instance;
-  const cold = new Map<string, Instance>();
+    }) as unknown as Execution;
+  const cold = new Map<string, Execution>();
   for (let n = 1; n <= COLD_BATCH + 10; n++) {
     const inst = failed(n, n % 2 === 0 ? 'NO_BRANCH_MATCHED' : 'HTTP_500');
     cold.set(inst.processInstanceId, inst);
   }
-  const resident = new Map<string, Instance>();
+  const resident = new Map<string, Execution>();
   const ensured: string[] = [];
   const src: ExecutionSources = {
     live: () => resident.values(),

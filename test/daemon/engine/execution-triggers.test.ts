@@ -1,6 +1,6 @@
 import t from 'tap';
 import { logEntries } from '../../../src/daemon/state/log-line.js';
-import { STATE, type Instance } from '../../../src/daemon/state/state.js';
+import { STATE, type Execution } from '../../../src/daemon/state/state.js';
 import { DEFAULT_LIMITS } from '../../../src/daemon/engine/limits.js';
 import { executionTriggerHealth } from '../../../src/daemon/triggers/health.js';
 import { eventually } from '../../helpers/eventually.js';
@@ -41,7 +41,7 @@ nodes:
 `;
 
 /** The executions the end of `inst` started, read from its INFO lines. */
-async function startedBy(h: EngineHarness, inst: Instance): Promise<Instance[]> {
+async function startedBy(h: EngineHarness, inst: Execution): Promise<Execution[]> {
   const ended = await h.get(inst.processInstanceId);
   const ids = logEntries(ended)
     .map((l) => /^execution trigger started .*: (\S+)$/.exec(l.message)?.[1])
@@ -157,7 +157,7 @@ t.test('the loop guard: no flow in the chain starts again, and chains stop at tr
   const failed = await h.start(orders, { mode: 'fail' });
   const first = await startedBy(h, failed);
   t.same(first.map((i) => i.processId).sort(), [l, m].sort(), 'both failure flows start');
-  const second: Instance[] = [];
+  const second: Execution[] = [];
   for (const i of first) {
     await ended(h, i.processInstanceId);
     const next = await startedBy(h, i);

@@ -9,7 +9,7 @@ import { bucketOf } from '../../../src/daemon/state/ids.js';
 import { publishFlow } from '../../../src/daemon/flows/publish.js';
 import { WFX_STORE, type WfxRecord } from '../../../src/daemon/state/records.js';
 import { summarize } from '../../../src/daemon/state/execution-summary.js';
-import type { Instance, NodeInstance, WfxState } from '../../../src/daemon/state/state.js';
+import type { Execution, NodeInstance, WfxState } from '../../../src/daemon/state/state.js';
 import { History } from '../../../src/daemon/store/history.js';
 import type { HistoryStore } from '../../../src/daemon/store/history-store.js';
 import { PgStore } from '../../../src/daemon/store/pg/pg-store.js';
@@ -53,7 +53,7 @@ type Opened = { readonly store: RecordStore<WfxState, WfxRecord>; readonly histo
 
 /** What the test knows of each execution it started. */
 interface Started {
-  readonly inst: Instance;
+  readonly inst: Execution;
   readonly organization: string;
 }
 
@@ -117,7 +117,7 @@ async function groups(
       .filter((s) => s.inst.stateCd === 2 && (org === null || s.organization === org))
       .filter((s) => node === undefined || s.inst.error?.nodeId === node)
       .map((s) => s.inst);
-  const newestOf = (insts: Instance[]) => insts.reduce((a, b) => (a.processInstanceId > b.processInstanceId ? a : b));
+  const newestOf = (insts: Execution[]) => insts.reduce((a, b) => (a.processInstanceId > b.processInstanceId ? a : b));
   t.equal(failed('default', 'route').length, 4);
   t.equal(failed('default', 'each').length, 2);
   t.equal(newestOf(failed('default', 'each')).error?.code, 'LOOP_COLLECTION', 'a second code, at a second node');
@@ -239,7 +239,7 @@ t.test('live failures count, once; an execution live again counts as it is now',
     endTime: '2026-11-21T10:00:01.000Z',
     wait: null,
   });
-  const execution = (id: string, stateCd: 0 | 2, organization = 'default'): Instance => ({
+  const execution = (id: string, stateCd: 0 | 2, organization = 'default'): Execution => ({
     processInstanceId: id,
     processId: 'p',
     processName: 'P',
@@ -262,12 +262,12 @@ t.test('live failures count, once; an execution live again counts as it is now',
   // Ids of one day, in order; a, b, c archived failed; b archived failed but live (retried) now.
   const id = (n: number) => `0192f0c0-0000-7000-8000-00000000000${n}`;
   const bucket = bucketOf(id(1))!;
-  const tags = (i: Instance) => ['p', '2', '', i.organization, '1', 'PRODUCTION', 'HTTP_500', '', 'call'];
+  const tags = (i: Execution) => ['p', '2', '', i.organization, '1', 'PRODUCTION', 'HTTP_500', '', 'call'];
   const archived = new Map([1, 2, 3].map((n) => [id(n), execution(id(n), 2)]));
   archived.set(id(4), execution(id(4), 2, 'other'));
   for (const [key, inst] of archived)
     await history.putJson(bucket, key, JSON.stringify({ instance: inst }), tags(inst));
-  const live = new Map<string, Instance>([
+  const live = new Map<string, Execution>([
     [id(2), execution(id(2), 0)], // retried: running again
     [id(3), execution(id(3), 2)], // failed, and archived already, not yet gone from the live state
     [id(5), execution(id(5), 2)], // failed, not archived yet
@@ -275,7 +275,7 @@ t.test('live failures count, once; an execution live again counts as it is now',
   ]);
   const reads: string[] = [];
   // Cold executions: kept off `live`, read back (moved there) when ensured.
-  const cold = new Map<string, Instance>();
+  const cold = new Map<string, Execution>();
   const ensured: string[] = [];
   const sources = {
     live: () => live.values(),
@@ -353,7 +353,7 @@ t.test("a failure's attempts: each run of its node, with the tries its work made
       n2: { ...base, id: 'n2', nodeId: 'call', statusCd: 3, attempts: 3 },
       n3: { ...base, id: 'n3', nodeId: 'call', statusCd: 3 },
     },
-  } as unknown as Instance;
+  } as unknown as Execution;
   t.same(failureView(inst), { code: 'HTTP_500', message: 'answered 500', nodeId: 'call', attempts: 4 });
   t.same(
     failureView({ ...inst, error: { code: 'EXECUTION_LIMIT_EXCEEDED', message: 'x', nodeId: null } })?.attempts,

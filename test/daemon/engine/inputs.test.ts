@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { STATE, type Instance } from '../../../src/daemon/state/state.js';
+import { STATE, type Execution } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail, type EngineHarness } from '../../helpers/engine.js';
 
 /** A called flow with inputs: it waits for a person, so that its executions can be looked at. */
@@ -32,7 +32,7 @@ async function withTarget(t: Test): Promise<{ h: EngineHarness; target: string }
   return { h, target: await h.publish(TARGET) };
 }
 
-const callNode = (inst: Instance) => Object.values(inst.nodes).find((n) => n.nodeId === 'call')!;
+const callNode = (inst: Execution) => Object.values(inst.nodes).find((n) => n.nodeId === 'call')!;
 
 t.test('a subProcess whose input does not match the called flow fails its node with INPUT_INVALID', async (t) => {
   const { h, target } = await withTarget(t);

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { STATE, type Instance } from '../../../src/daemon/state/state.js';
+import { STATE, type Execution } from '../../../src/daemon/state/state.js';
 import { LiveCounts } from '../../../src/daemon/state/live-counts.js';
 import { variablesSize, logSize, liveNodes } from '../../../src/daemon/state/sizes.js';
 import { isWfxError } from '../../../src/shared/errors.js';
@@ -10,7 +10,7 @@ import { liveInstances } from '../../helpers/state.js';
 import { eventually } from '../../helpers/eventually.js';
 
 /** The execution's error code (it failed), or what it is instead. */
-const failedWith = (inst: Instance): string =>
+const failedWith = (inst: Execution): string =>
   inst.stateCd === STATE.FAILED ? (inst.error?.code ?? 'no error') : `state ${inst.stateCd}`;
 
 const running = (h: EngineHarness) => liveInstances(h.store.state).filter((i) => i.stateCd === STATE.RUNNING);

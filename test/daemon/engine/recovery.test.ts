@@ -1,5 +1,5 @@
 import t from 'tap';
-import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
+import { STATE, STATUS, type Execution } from '../../../src/daemon/state/state.js';
 import type { ExecutionArchive } from '../../../src/daemon/engine/archive.js';
 import { bucketOf } from '../../../src/daemon/state/ids.js';
 import { WfxError } from '../../../src/shared/errors.js';
@@ -31,7 +31,7 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
 const END = /^PROCESS_(COMPLETED|FAILED|CANCELLED)$/;
 
 /** Runs `retry` and waits until the execution ends again (its earlier ends do not count). */
-async function retried(h: EngineHarness, id: string, retry: () => Promise<unknown>): Promise<Instance> {
+async function retried(h: EngineHarness, id: string, retry: () => Promise<unknown>): Promise<Execution> {
   const before = countEnds(h, id);
   await retry();
   // The harness records each event before this listener sees it.
@@ -42,7 +42,7 @@ async function retried(h: EngineHarness, id: string, retry: () => Promise<unknow
 const countEnds = (h: EngineHarness, id: string): number =>
   h.events.filter((e) => e.processInstanceId === id && END.test(e.type)).length;
 
-async function failedRun(h: EngineHarness, pid: string, data: Record<string, unknown>): Promise<Instance> {
+async function failedRun(h: EngineHarness, pid: string, data: Record<string, unknown>): Promise<Execution> {
   const first = await h.start(pid, data);
   const inst = await ended(h, first.processInstanceId);
   if (inst.stateCd !== STATE.FAILED) throw new Error(`expected a failure, got ${inst.stateCd}`);

@@ -3,7 +3,7 @@ import { WfxError } from '../../../src/shared/errors.js';
 import type { Effects } from '../../../src/daemon/engine/effects.js';
 import { resumeTaken, type Recovering } from '../../../src/daemon/engine/recovery.js';
 import type { Executions } from '../../../src/daemon/state/executions.js';
-import type { Instance, WfxState } from '../../../src/daemon/state/state.js';
+import type { Execution, WfxState } from '../../../src/daemon/state/state.js';
 import { eventually } from '../../helpers/eventually.js';
 
 // Executions a partition taken while running brought in, cold (decision 077): those finished
@@ -12,7 +12,7 @@ import { eventually } from '../../helpers/eventually.js';
 
 /** Cold executions `ids` and a read-back that fails as `failures` says, in turn; what the resume did. */
 function fixture(ids: readonly string[], failures: Array<Error | null>) {
-  const instances: Record<string, Instance> = {};
+  const instances: Record<string, Execution> = {};
   const cold = new Set(ids);
   const reads: string[][] = [];
   const executions = {
@@ -23,7 +23,7 @@ function fixture(ids: readonly string[], failures: Array<Error | null>) {
       // A move: the first one stays out, the others come in.
       const moving = failure === null ? null : wanted[0];
       for (const id of wanted)
-        if (id !== moving && cold.delete(id)) instances[id] = { processInstanceId: id } as Instance;
+        if (id !== moving && cold.delete(id)) instances[id] = { processInstanceId: id } as Execution;
       if (moving !== null) cold.delete(moving!);
       return failure === null ? Promise.resolve() : Promise.reject(failure);
     },
@@ -31,7 +31,7 @@ function fixture(ids: readonly string[], failures: Array<Error | null>) {
     coldSummary: (id: string) => (cold.has(id) ? {} : undefined),
   } as unknown as Executions;
   const archived: string[] = [];
-  const effects = { recovered: (inst: Instance) => archived.push(inst.processInstanceId) } as unknown as Effects;
+  const effects = { recovered: (inst: Execution) => archived.push(inst.processInstanceId) } as unknown as Effects;
   const ran: string[] = [];
   const errors: string[] = [];
   let stopped = false;

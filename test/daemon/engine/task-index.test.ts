@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { partitionOf } from '../../../src/daemon/state/ids.js';
 import { waitingTasks } from '../../../src/daemon/engine/tasks.js';
 import { Executions } from '../../../src/daemon/state/executions.js';
-import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
+import { ExecutionTable } from '../../../src/daemon/state/execution-table.js';
 import { DERIVED, initialState, STATE, STATUS, type WfxState } from '../../../src/daemon/state/state.js';
 import { TaskIndex } from '../../../src/daemon/state/task-index.js';
 import { replacePartition } from '../../../src/daemon/store/pg/partition-state.js';
@@ -21,7 +21,7 @@ import { prng as random } from '../../helpers/prng.js';
 function scanGauges(state: WfxState): { count: number; oldest: string | null } {
   let count = 0;
   let oldest: string | null = null;
-  for (const inst of InstanceTable.of(state).live()) {
+  for (const inst of ExecutionTable.of(state).live()) {
     if (inst.stateCd !== STATE.RUNNING) continue;
     for (const node of Object.values(inst.nodes))
       if (node.wait?.kind === 'input') {
@@ -131,7 +131,7 @@ t.test(
     const pick = <T>(list: readonly T[]): T | undefined => list[Math.floor(rand() * list.length)];
     // Cold executions included (copies), so that the mix is the same with WFX_TEST_COLD=1.
     const running = () =>
-      [...InstanceTable.of(withCold(h.store.state, h.cold)).live()].filter(
+      [...ExecutionTable.of(withCold(h.store.state, h.cold)).live()].filter(
         (i) => i.stateCd === STATE.RUNNING && i.parentInstanceId === null,
       );
     let earlier: { partition: number; saved: unknown } | null = null;
@@ -187,7 +187,7 @@ t.test(
         // An earlier copy of partition 1's executions (of 4), loaded back at the end.
         const partition = 1;
         const instances: Record<string, unknown> = {};
-        for (const inst of InstanceTable.of(withCold(h.store.state, h.cold)).live())
+        for (const inst of ExecutionTable.of(withCold(h.store.state, h.cold)).live())
           if (partitionOf(inst.processInstanceId, 4) === partition) instances[inst.processInstanceId] = inst;
         earlier = { partition, saved: JSON.parse(JSON.stringify({ instances })) };
       }

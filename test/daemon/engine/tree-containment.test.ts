@@ -1,5 +1,5 @@
 import t from 'tap';
-import { STATE, STATUS, type Instance } from '../../../src/daemon/state/state.js';
+import { STATE, STATUS, type Execution } from '../../../src/daemon/state/state.js';
 import { isWfxError } from '../../../src/shared/errors.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { liveInstances } from '../../helpers/state.js';
@@ -26,7 +26,7 @@ function countStarts(h: EngineHarness): { readonly n: number } {
 async function failureCodes(h: EngineHarness): Promise<Set<string>> {
   const failed = h.events.filter((e) => e.type === 'PROCESS_FAILED').map((e) => e.processInstanceId);
   const got = await Promise.all(failed.slice(0, 50).map((id) => h.get(id)));
-  return new Set(got.map((i: Instance) => i.error?.code ?? '?'));
+  return new Set(got.map((i: Execution) => i.error?.code ?? '?'));
 }
 
 t.test('tree-created: the fork of issue #81 makes no more than the budget, then its tree ends', async (t) => {

@@ -4,8 +4,8 @@ import t from 'tap';
 import { createHash } from 'node:crypto';
 import { bucketOf } from '../../../src/daemon/state/ids.js';
 import { FileStore, referencedFiles } from '../../../src/daemon/files/file-store.js';
-import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
-import { initialState, STATE, type Instance } from '../../../src/daemon/state/state.js';
+import { ExecutionTable } from '../../../src/daemon/state/execution-table.js';
+import { initialState, STATE, type Execution } from '../../../src/daemon/state/state.js';
 import { engineHarness } from '../../helpers/engine.js';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -203,7 +203,7 @@ nodes:
 t.test('referencedFiles: every place of the live state that may name a file', async (t) => {
   const id = (n: number) => `file_${String(n).padStart(32, '0')}`;
   const state = initialState();
-  const inst = (processInstanceId: string, extra: Partial<Instance>): Instance =>
+  const inst = (processInstanceId: string, extra: Partial<Execution>): Execution =>
     ({
       processInstanceId,
       stateCd: STATE.RUNNING,
@@ -212,12 +212,12 @@ t.test('referencedFiles: every place of the live state that may name a file', as
       nodes: {},
       logs: [],
       ...extra,
-    }) as unknown as Instance;
-  const table = InstanceTable.of(state);
+    }) as unknown as Execution;
+  const table = ExecutionTable.of(state);
   table.put(inst('0194a1f0-0000-7000-8000-000000000001', { variables: { deep: [{ in: { a: `x ${id(1)} y` } }] } }));
   table.put(
     inst('0194a1f0-0000-7000-8000-000000000002', {
-      nodes: { n1: { wait: { kind: 'job', input: { doc: id(2) } } } } as unknown as Instance['nodes'],
+      nodes: { n1: { wait: { kind: 'job', input: { doc: id(2) } } } } as unknown as Execution['nodes'],
     }),
   );
   table.put(inst('0194a1f0-0000-7000-8000-000000000003', { stateCd: STATE.COMPLETED, output: { [id(3)]: true } }));

@@ -1,10 +1,10 @@
 import t from 'tap';
 import { logEntries, logEntry, packedLogLine } from '../../../src/daemon/state/log-line.js';
-import type { Instance, LogLine } from '../../../src/daemon/state/state.js';
+import type { Execution, LogLine } from '../../../src/daemon/state/state.js';
 import { engineHarness } from '../../helpers/engine.js';
 
 const START = '2026-11-22T10:00:00.000Z';
-const inst: Pick<Instance, 'nodes' | 'processName' | 'startTime'> = {
+const inst: Pick<Execution, 'nodes' | 'processName' | 'startTime'> = {
   processName: 'Orders',
   startTime: START,
   nodes: {

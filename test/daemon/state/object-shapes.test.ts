@@ -2,7 +2,7 @@ import t from 'tap';
 import { applyRecord } from '../../../src/daemon/state/records.js';
 import { applyStart } from '../../helpers/state.js';
 import { shareParsedStrings, youngCopy } from '../../../src/daemon/state/object-shapes.js';
-import { initialState, type Instance, type WfxState } from '../../../src/daemon/state/state.js';
+import { initialState, type Execution, type WfxState } from '../../../src/daemon/state/state.js';
 
 t.test('youngCopy puts the same execution, in new objects, in its place', async (t) => {
   const state = initialState();
@@ -73,7 +73,7 @@ t.test(
     // As a daemon loads it: parsed from JSON, every string its own copy.
     const json = JSON.stringify(stateWithExecutions());
     const state = JSON.parse(json) as WfxState;
-    let prev: Instance | null = null;
+    let prev: Execution | null = null;
     for (const id in state.instances) {
       const inst = state.instances[id]!;
       shareParsedStrings(inst, id, prev);

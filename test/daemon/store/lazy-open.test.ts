@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import t from 'tap';
 import { wfxJsonStore } from '../../../src/daemon/engine/executions-at-rest.js';
 import { execution } from '../../../src/daemon/state/executions.js';
-import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
+import { ExecutionTable } from '../../../src/daemon/state/execution-table.js';
 import type { WfxRecord } from '../../../src/daemon/state/records.js';
-import type { Instance, WfxState } from '../../../src/daemon/state/state.js';
+import type { Execution, WfxState } from '../../../src/daemon/state/state.js';
 import { IMAGE_NAME } from '../../../src/daemon/at-rest/segments/directory-image.js';
 import { Store } from '../../../src/daemon/store/store.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
@@ -41,7 +41,7 @@ t.test('a lazy open reads only what the journal changes; the rest reads back as 
   });
   t.equal(moved.status, 'resumed');
   const late = (await h.start(pid, {}, { correlationKey: 'k-late' })).processInstanceId;
-  const expected = new Map<string, Instance>();
+  const expected = new Map<string, Execution>();
   for (const id of [...ids, late]) expected.set(id, structuredClone(execution(h.store.state, id)!));
   await h.engine.close();
   await h.store.close({ checkpoint: false });
@@ -52,7 +52,7 @@ t.test('a lazy open reads only what the journal changes; the rest reads back as 
   const unread = evictable.unread!;
   t.equal(unread.size, 5, 'the five executions the journal did not change are left unread');
   t.same(
-    InstanceTable.of(store.state)
+    ExecutionTable.of(store.state)
       .ids()
       .filter((id) => execution(store.state, id) !== undefined)
       .sort(),
@@ -87,7 +87,7 @@ t.test('a close leaves an image of every segment: the next open restores it and 
   const opens = lazy.opens;
   const open = () => lazy.open(h.dir);
   const first = await open();
-  t.ok(InstanceTable.of(first.state).size > 0, 'some executions resident at the close');
+  t.ok(ExecutionTable.of(first.state).size > 0, 'some executions resident at the close');
   await first.close();
   t.ok((await stat(image)).size > 0, 'the close left an image');
 

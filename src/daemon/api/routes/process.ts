@@ -32,7 +32,7 @@ import { waitingTasks } from '../../engine/tasks.js';
 import { executionQueryOf } from '../../engine/execution-query.js';
 import { flowListing } from '../../flows/running-version.js';
 import { failureView } from '../../engine/failures.js';
-import type { Instance, WfxState } from '../../state/state.js';
+import type { Execution, WfxState } from '../../state/state.js';
 import { handOverTo } from '../durable-reply.js';
 import { actorOf, type Caller } from '../caller.js';
 import type { StreamHub } from '../streams.js';
@@ -56,7 +56,7 @@ export interface ProcessRouteDeps {
  * The execution resource (the seed's fields, plus output, parentInstanceId, error and nodes;
  * a node that started child executions lists them in childInstanceIds).
  */
-export function instanceResource(inst: Instance): InstanceView {
+export function instanceResource(inst: Execution): InstanceView {
   return {
     processInstanceId: inst.processInstanceId,
     processId: inst.processId,

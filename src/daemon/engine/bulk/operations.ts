@@ -8,7 +8,7 @@
 import type { BulkOperationName, BulkParamsOf } from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
 import { ownEntry } from '../../../shared/json-object.js';
-import type { Instance } from '../../state/state.js';
+import type { Execution } from '../../state/state.js';
 import { readFailureChain } from '../failure-point.js';
 import { moveExecution } from '../step/move.js';
 import { ReadAgain, replay, retry } from '../step/recovery.js';
@@ -26,7 +26,7 @@ export interface BulkActor {
 export interface BulkTarget<R> {
   readonly id: string;
   /** The execution in the live state, checked against the query; undefined once archived (or never here). */
-  readonly live: Instance | undefined;
+  readonly live: Execution | undefined;
   /** What the operation's `prepare` read for it before the step; undefined without one (or nothing read). */
   readonly pre: R | undefined;
 }
@@ -34,9 +34,9 @@ export interface BulkTarget<R> {
 /** What a `prepare` may read before a chunk's step. */
 export interface BulkReads {
   /** An execution in the live state, whatever its state. */
-  readonly live: (id: string) => Instance | undefined;
+  readonly live: (id: string) => Execution | undefined;
   /** An execution from history (finished and archived), or null. */
-  readonly archived: (id: string) => Promise<Instance | null>;
+  readonly archived: (id: string) => Promise<Execution | null>;
   /** Keeps executions in the live state until the chunk's step has run (ExecutionArchive.hold). */
   readonly hold: (ids: readonly string[]) => void;
   /**
@@ -44,7 +44,7 @@ export interface BulkReads {
    * code aside: those are the operation's own to judge) and its organization: an operation acts
    * on a read one only if so.
    */
-  readonly selects: (inst: Instance) => boolean;
+  readonly selects: (inst: Execution) => boolean;
 }
 
 /** One operation (see the top of this file); `R`: what its `prepare` reads per execution. */
@@ -78,8 +78,8 @@ function actorName(actor: BulkActor): string {
 }
 
 /** The executions of `ids` that are not live, read from history where the operation's query selects them. */
-async function readArchived(reads: BulkReads, ids: readonly string[]): Promise<Map<string, Instance>> {
-  const read = new Map<string, Instance>();
+async function readArchived(reads: BulkReads, ids: readonly string[]): Promise<Map<string, Execution>> {
+  const read = new Map<string, Execution>();
   for (const id of ids) {
     if (reads.live(id)) continue;
     const inst = await reads.archived(id);
@@ -89,7 +89,7 @@ async function readArchived(reads: BulkReads, ids: readonly string[]): Promise<M
 }
 
 /** The execution a target names, live or read before the step; INSTANCE_NOT_FOUND when neither. */
-function targetInstance(target: BulkTarget<unknown>, pre: Instance | undefined): Instance {
+function targetInstance(target: BulkTarget<unknown>, pre: Execution | undefined): Execution {
   const inst = target.live ?? pre;
   if (!inst) throw new WfxError('INSTANCE_NOT_FOUND', `execution ${target.id} is not where the operation looked`);
   return inst;
@@ -104,7 +104,7 @@ export const BULK_OPERATIONS: BulkOperationTable = {
   retry: {
     // Each execution and the failed children it retries with it, held live until the step ran.
     prepare: async (reads, ids) => {
-      const chains = new Map<string, Map<string, Instance>>();
+      const chains = new Map<string, Map<string, Execution>>();
       for (const id of ids) {
         const root = reads.live(id) ?? (await reads.archived(id));
         if (!root || (!reads.live(id) && !reads.selects(root))) continue;
@@ -113,7 +113,7 @@ export const BULK_OPERATIONS: BulkOperationTable = {
       return chains;
     },
     apply: (s, target, params: { data?: Record<string, unknown> } | undefined, actor) => {
-      const archived = (target.pre as Map<string, Instance> | undefined) ?? new Map<string, Instance>();
+      const archived = (target.pre as Map<string, Execution> | undefined) ?? new Map<string, Execution>();
       targetInstance(target, archived.get(target.id));
       try {
         retry(s, {
@@ -134,7 +134,7 @@ export const BULK_OPERATIONS: BulkOperationTable = {
   replay: {
     prepare: (reads, ids) => readArchived(reads, ids),
     apply: (s, target, params: { data?: Record<string, unknown> } | undefined, actor) => {
-      const original = targetInstance(target, target.pre as Instance | undefined);
+      const original = targetInstance(target, target.pre as Execution | undefined);
       const nodes = ownEntry(s.state.flows, original.processId)?.versions[original.processVersion]?.definition.nodes;
       const startId = nodes && Object.keys(nodes).find((id) => nodes[id]!.type === 'startEvent');
       if (startId === undefined)

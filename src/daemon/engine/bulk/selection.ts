@@ -3,7 +3,7 @@
  * state, shared by the step (step/bulk.ts) and the operations' facade (bulk-operations.ts).
  */
 import type { BulkOperation } from '../../state/bulk.js';
-import type { Instance } from '../../state/state.js';
+import type { Execution } from '../../state/state.js';
 import type { ExecutionQuery } from '../execution-filter.js';
 import { executionQueryOf } from '../execution-query.js';
 
@@ -21,7 +21,7 @@ export function bulkSelection(
 }
 
 /** Whether an operation of `organization` (null: every one) may touch `inst`. Pure. */
-export function isVisible(inst: Instance, organization: string | null): boolean {
+export function isVisible(inst: Execution, organization: string | null): boolean {
   return organization === null || inst.organization === organization;
 }
 

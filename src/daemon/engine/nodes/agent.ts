@@ -20,7 +20,7 @@ import {
   type AgentMessage,
   type AgentState,
   type AgentToolCall,
-  type Instance,
+  type Execution,
 } from '../../state/state.js';
 import { jsonOrText, notJson } from '../../ai/structured-output.js';
 import type { AiAnswer, AiTool } from '../../ai/types.js';
@@ -217,7 +217,7 @@ function answered(
 }
 
 /** A tool's child execution ended: its result is appended; the next one starts, or the next turn. */
-function toolEnded(node: CallAgentNode, scope: NodeScope, tools: readonly Tool[], child: Readonly<Instance>): Outcome {
+function toolEnded(node: CallAgentNode, scope: NodeScope, tools: readonly Tool[], child: Readonly<Execution>): Outcome {
   const agent = scope.agent;
   const call = agent?.calls.find((c) => c.id === child.toolCallId && c.childInstanceId === child.processInstanceId);
   if (!agent || !call || call.ok !== null)
@@ -367,7 +367,7 @@ function toolMessage(call: Pick<AgentToolCall, 'id' | 'name'>, content: string):
 }
 
 /** Why a tool's execution did not complete, in a sentence for the model. */
-function whyNot(child: Readonly<Instance>): string {
+function whyNot(child: Readonly<Execution>): string {
   if (child.stateCd === STATE.CANCELLED) return `the tool's execution ${child.processInstanceId} was cancelled`;
   const e = child.error;
   return e ? `${e.code}: ${e.message}` : `the tool's execution ${child.processInstanceId} failed`;

@@ -1,14 +1,14 @@
 import type { BoundaryEventNode, CallProcessNode, LoopNode, SubProcessNode } from '../../../shared/flow/types.js';
 import { passOn } from '../../../shared/flow/failure-codes.js';
 import { extensibleCopy } from '../../../shared/json-object.js';
-import { STATE, type Instance, type LoopState } from '../../state/state.js';
+import { STATE, type Execution, type LoopState } from '../../state/state.js';
 import { asText, type ChildStart, type NodeHandler, type NodeScope, type Outcome } from './handler.js';
 
 const DEFAULT_MAX_ITERATIONS = 1000;
 const DEFAULT_CONCURRENCY = 10;
 
 /** The failure a node takes on when its child execution did not complete. */
-function childFailure(child: Readonly<Instance>): Outcome {
+function childFailure(child: Readonly<Execution>): Outcome {
   if (child.stateCd === STATE.CANCELLED) {
     return {
       kind: 'fail',

@@ -3,7 +3,7 @@ import type { FlowDefinition, NodeByType, NodeType } from '../../../shared/flow/
 import type { AgentUpdate } from '../../state/agent.js';
 import type { AiCall, AiMessage, AiUsage } from '../../ai/types.js';
 import type { MemoryEntry } from '../../state/memory.js';
-import type { AgentState, DomainAction, Instance, StoredFile, Wait } from '../../state/state.js';
+import type { AgentState, DomainAction, Execution, StoredFile, Wait } from '../../state/state.js';
 import type { VoiceCall } from '../../voice/types.js';
 import type { HttpCall } from '../../outbound/http-request.js';
 import type { WorkResult } from '../../outbound/result.js';
@@ -11,7 +11,7 @@ import type { ScriptRun } from '../work/script.js';
 
 /** What a node's handler may read and compute with. Reads only: handlers never change state. */
 export interface NodeScope {
-  readonly instance: Readonly<Instance>;
+  readonly instance: Readonly<Execution>;
   /** The node's id in the flow. */
   readonly nodeId: string;
   readonly now: Date;
@@ -198,7 +198,7 @@ export type ResumeInput =
   /** The node's work is done; `request` is what the node asked for (absent for a result from elsewhere). */
   | { readonly kind: 'work'; readonly result: WorkResult; readonly request?: WorkRequest }
   /** One of the node's child executions ended (completed, failed or cancelled). */
-  | { readonly kind: 'child'; readonly child: Readonly<Instance> }
+  | { readonly kind: 'child'; readonly child: Readonly<Execution> }
   /** A domainTask's job attempt ended (completed or failed through the jobs API). */
   | { readonly kind: 'job'; readonly result: JobResult };
 

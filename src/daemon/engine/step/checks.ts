@@ -7,7 +7,7 @@ import { describeDepthExcess, jsonDepthExcess } from '../../../shared/json-shape
 import { treeCancellation } from '../../state/bulk.js';
 import { LiveCounts } from '../../state/live-counts.js';
 import { MEMORY_MAX_ENTRY_BYTES } from '../../state/memory.js';
-import type { Instance, WfxState } from '../../state/state.js';
+import type { Execution, WfxState } from '../../state/state.js';
 import { childrenFailure, variablesFailure, type ExecutionLimits } from '../limits.js';
 import type { MemoryWrite, Outcome } from '../nodes/handler.js';
 
@@ -30,7 +30,7 @@ export function checkedOutcome(
   limits: ExecutionLimits,
   maxJsonDepth: number,
   budget: StepBytes,
-  inst: Instance,
+  inst: Execution,
   outcome: Outcome,
 ): Outcome {
   // Sizes first: their walk stops at the limit, so the depth walk after it is bounded too.
@@ -47,7 +47,7 @@ function limitedOutcome(
   state: WfxState,
   limits: ExecutionLimits,
   budget: StepBytes,
-  inst: Instance,
+  inst: Execution,
   outcome: Outcome,
 ): Outcome {
   const variables = 'variables' in outcome ? outcome.variables : undefined;

@@ -5,7 +5,7 @@
 import { WfxError } from '../../../shared/errors.js';
 import type { NodeFailureCode } from '../../../shared/flow/failure-codes.js';
 import { extensibleCopy } from '../../../shared/json-object.js';
-import type { Instance, NodeInstance, WfxState } from '../../state/state.js';
+import type { Execution, NodeInstance, WfxState } from '../../state/state.js';
 import type { ChildStart } from '../nodes/handler.js';
 import type { LaunchParams, StepContext } from './context.js';
 import { resolveStart } from './start-params.js';
@@ -32,7 +32,7 @@ export class NodeFailure extends Error {
 export function childParams(
   state: WfxState,
   ctx: Pick<StepContext, 'maxJsonDepth' | 'limits' | 'tracing'>,
-  inst: Instance,
+  inst: Execution,
   nodeId: string,
   start: ChildStart,
   parent: NodeInstance | null,

@@ -6,7 +6,7 @@
 import type { FlowGraph } from '../../../shared/flow/graph.js';
 import type { FlowDefinition, FlowNode } from '../../../shared/flow/types.js';
 import type { DomainSchemas } from '../domain-schemas.js';
-import type { Environment, Instance, StoredFile, WfxState } from '../../state/state.js';
+import type { Environment, Execution, StoredFile, WfxState } from '../../state/state.js';
 import type { NodeKey } from '../keys.js';
 import type { ExecutionLimits } from '../limits.js';
 import type { StartRate } from '../start-rate.js';
@@ -15,7 +15,7 @@ import type { WorkRequest } from '../nodes/handler.js';
 
 /** The parameters of a new execution, as the step launches it. */
 export type LaunchParams = Omit<
-  Instance,
+  Execution,
   | 'processInstanceId'
   | 'stateCd'
   | 'startTime'
@@ -70,9 +70,9 @@ export interface StepTracing {
 /** What a step may read besides the state: pure lookups and settings, no I/O. */
 export interface StepContext {
   /** The nodes an execution runs (its flow version's, or the body its `scope` names). */
-  flowOf(inst: Instance): FlowScope;
+  flowOf(inst: Execution): FlowScope;
   /** The `{env.*}` values of the execution's organization and environment. */
-  envOf(inst: Instance): Readonly<Record<string, string>>;
+  envOf(inst: Execution): Readonly<Record<string, string>>;
   /** A new execution's id (the store's partitions may choose it). */
   newInstanceId(now: Date, parentInstanceId: string | null): string;
   /** A new time-ordered id of something else a step makes: a kept message, a thrown event. */

@@ -10,7 +10,7 @@ import type { ExecutionEndState } from '../../../shared/flow/types.js';
 import type { LogEntry } from '../../../shared/api/index.js';
 import { activeTriggers } from '../../state/active-triggers.js';
 import type { WfxRecord } from '../../state/records.js';
-import { STATE, type Instance, type TriggeredBy, type WfxState } from '../../state/state.js';
+import { STATE, type Execution, type TriggeredBy, type WfxState } from '../../state/state.js';
 import { admit, admitStarts } from './admit.js';
 import type { LaunchParams, StepContext } from './context.js';
 import { resolveStart } from './start-params.js';
@@ -22,7 +22,7 @@ interface StepWriter {
   readonly now: Date;
   readonly at: string;
   emit(record: WfxRecord): void;
-  launch(params: LaunchParams, later: boolean, near: string): Instance;
+  launch(params: LaunchParams, later: boolean, near: string): Execution;
 }
 
 /** The end state of `stateCd` as execution triggers name it. */
@@ -37,7 +37,7 @@ const END_STATES: Readonly<Record<number, ExecutionEndState>> = {
  * `{endedExecution}`, what is known of the ended execution. Pure.
  */
 export function endedExecutionVariables(
-  inst: Instance,
+  inst: Execution,
   state: ExecutionEndState,
   reason: string,
 ): Record<string, unknown> {
@@ -64,7 +64,7 @@ export function endedExecutionVariables(
 }
 
 /** The id of the last node instance of node `nodeId` (its name is on it). */
-function failedNodeNi(inst: Instance, nodeId: string): string {
+function failedNodeNi(inst: Execution, nodeId: string): string {
   const all = Object.values(inst.nodes);
   for (let i = all.length - 1; i >= 0; i--) if (all[i]!.nodeId === nodeId) return all[i]!.id;
   return '';
@@ -75,7 +75,7 @@ function failedNodeNi(inst: Instance, nodeId: string): string {
  * `instance.finished` written) for `reason`. Only top-level executions fire: children and executions
  * started by callProcess belong to their root's run. Never throws (records are written).
  */
-export function fireExecutionTriggers(s: StepWriter, inst: Instance, reason: string): void {
+export function fireExecutionTriggers(s: StepWriter, inst: Execution, reason: string): void {
   if (inst.parentInstanceId !== null || inst.root !== undefined) return;
   const ended = END_STATES[inst.stateCd];
   if (ended === undefined) return;
@@ -136,11 +136,11 @@ export function fireExecutionTriggers(s: StepWriter, inst: Instance, reason: str
   }
 }
 
-function warn(s: StepWriter, inst: Instance, message: string): void {
+function warn(s: StepWriter, inst: Execution, message: string): void {
   log(s, inst, 'WARN', message);
 }
 
-function log(s: StepWriter, inst: Instance, level: LogEntry['level'], message: string): void {
+function log(s: StepWriter, inst: Execution, level: LogEntry['level'], message: string): void {
   s.emit({
     type: 'instance.logged',
     instanceId: inst.processInstanceId,

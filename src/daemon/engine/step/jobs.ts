@@ -18,7 +18,7 @@ import {
   type JobReads,
   type JobRef,
 } from '../../state/job-queues.js';
-import type { Instance, JobWait, NodeInstance, WfxState } from '../../state/state.js';
+import type { Execution, JobWait, NodeInstance, WfxState } from '../../state/state.js';
 import type { JobResult } from '../nodes/handler.js';
 import type { Step } from './step.js';
 
@@ -75,7 +75,7 @@ export interface JobAnswers {
 
 /** A job found by key, with what its answer names. */
 export interface Held {
-  readonly inst: Instance;
+  readonly inst: Execution;
   readonly node: NodeInstance;
   readonly wait: JobWait;
   readonly ref: JobRef;

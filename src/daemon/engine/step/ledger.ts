@@ -4,7 +4,7 @@
  * with its budget. How tokens move through it is tokens.ts's; running nodes, step.ts's.
  */
 import type { WfxRecord } from '../../state/records.js';
-import type { Instance, NodeInstance, WfxState } from '../../state/state.js';
+import type { Execution, NodeInstance, WfxState } from '../../state/state.js';
 import { stepBytes } from '../limits.js';
 import type { StepContext, StepEffect } from './context.js';
 
@@ -96,7 +96,7 @@ export abstract class StepLedger {
   }
 
   /** Queues the Active node instance `ni` of `inst` to run (a restart's, or a deferred step's). */
-  queueActive(inst: Instance, ni: NodeInstance): void {
+  queueActive(inst: Execution, ni: NodeInstance): void {
     this.queue.push({ instanceId: inst.processInstanceId, nodeId: ni.nodeId, nodeInstanceId: ni.id });
   }
 }

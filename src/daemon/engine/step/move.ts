@@ -5,7 +5,7 @@
  */
 import type { InputNodeDef, UserTaskNode } from '../../../shared/flow/types.js';
 import type { WfxRecord } from '../../state/records.js';
-import { STATUS, type Instance, type Wait } from '../../state/state.js';
+import { STATUS, type Execution, type Wait } from '../../state/state.js';
 import { handlerOf } from '../nodes/index.js';
 import { planMove, type MovePlan } from '../version-move.js';
 import { parseDuration } from '../../../shared/duration.js';
@@ -83,7 +83,7 @@ export function moveExecution(s: Step, id: string, toVersion: string, by: string
 function taskWaits(
   s: Step,
   plan: MovePlan,
-  inst: Instance,
+  inst: Execution,
 ): { waits: Record<string, Wait> | undefined; warnings: WfxRecord[] } {
   const nodes = nodesAt(plan.target, inst.scope) ?? {};
   const warnings: WfxRecord[] = [];

@@ -9,7 +9,7 @@ import { WfxError } from '../../../shared/errors.js';
 import { cloneData, extensibleCopy, ownEntry } from '../../../shared/json-object.js';
 import { jsonSize } from '../../../shared/json-size.js';
 import { measureVariables } from '../../state/sizes.js';
-import { STATE, type Instance } from '../../state/state.js';
+import { STATE, type Execution } from '../../state/state.js';
 import { failurePoint, variablesAtEntry } from '../failure-point.js';
 import { checkDataDepth, checkVariablesBytes } from './request-data.js';
 import { admit, admitStarts } from './admit.js';
@@ -27,12 +27,12 @@ export type RecoveryInput =
       readonly instanceId: string;
       readonly data?: Record<string, unknown>;
       readonly by: string;
-      readonly archived: ReadonlyMap<string, Instance>;
+      readonly archived: ReadonlyMap<string, Execution>;
     }
   /** Starts a replay of `original` (read before the step) at `nodeId` (see replay). */
   | {
       readonly kind: 'replay';
-      readonly original: Instance;
+      readonly original: Execution;
       readonly nodeId: string;
       readonly data?: Record<string, unknown>;
       readonly by: string;
@@ -41,7 +41,7 @@ export type RecoveryInput =
 /** What each input of this file answers. */
 export interface RecoveryAnswers {
   retry: void;
-  replay: Instance;
+  replay: Execution;
 }
 
 /**
@@ -57,7 +57,7 @@ export class ReadAgain extends Error {}
  * VERSION_NOT_FOUND, VALIDATION_ERROR, PAYLOAD_TOO_LARGE, EXECUTION_LIMIT_EXCEEDED.
  */
 export function retry(s: Step, input: Extract<RecoveryInput, { kind: 'retry' }>): void {
-  const find = (id: string): Instance => {
+  const find = (id: string): Execution => {
     const inst = execution(s.state, id) ?? input.archived.get(id);
     if (!inst) throw new ReadAgain(id);
     return inst;
@@ -76,7 +76,7 @@ export function retry(s: Step, input: Extract<RecoveryInput, { kind: 'retry' }>)
   if (!ownEntry(s.state.flows, root.processId)?.versions[root.processVersion])
     throw new WfxError('VERSION_NOT_FOUND', `flow ${root.processId} has no version ${root.processVersion} any more`);
   // The chain of failures: the execution, then each child whose failure failed its parent's node.
-  const chain: Instance[] = [root];
+  const chain: Execution[] = [root];
   for (let at = failurePoint(root); at.child !== null;) {
     // Held live while read (recovery-ops.ts): one neither live nor read is gone (retention).
     const child = execution(s.state, at.child) ?? input.archived.get(at.child);
@@ -118,7 +118,7 @@ export function retry(s: Step, input: Extract<RecoveryInput, { kind: 'retry' }>)
  * before any record, INSTANCE_IS_CHILD, VERSION_NOT_FOUND, NODE_NOT_FOUND, NODE_NOT_REACHED,
  * REPLAY_VARIABLES_UNKNOWN, VALIDATION_ERROR, PAYLOAD_TOO_LARGE, EXECUTION_LIMIT_EXCEEDED.
  */
-export function replay(s: Step, input: Extract<RecoveryInput, { kind: 'replay' }>): Instance {
+export function replay(s: Step, input: Extract<RecoveryInput, { kind: 'replay' }>): Execution {
   const { original, nodeId } = input;
   const id = original.processInstanceId;
   if (original.parentInstanceId !== null && original.parentNodeInstanceId !== undefined)
@@ -175,7 +175,7 @@ export function replay(s: Step, input: Extract<RecoveryInput, { kind: 'replay' }
 /** Throws when `data` is nested too deep, or would make the variables larger than the limit. */
 function checkData(
   s: Step,
-  inst: Instance | null,
+  inst: Execution | null,
   data: Record<string, unknown>,
   merged?: Record<string, unknown>,
 ): void {

@@ -9,7 +9,7 @@ import { extensibleCopy, ownEntry } from '../../../shared/json-object.js';
 import type { DomainSchemas } from '../domain-schemas.js';
 import { memoryEntry, type MemoryEntry } from '../../state/memory.js';
 import type { WfxRecord } from '../../state/records.js';
-import type { AgentState, DomainAction, Instance, NodeInstance, StoredFile, WfxState } from '../../state/state.js';
+import type { AgentState, DomainAction, Execution, NodeInstance, StoredFile, WfxState } from '../../state/state.js';
 import type { NodeScope } from '../nodes/handler.js';
 
 /** `{env.*}` names whose values are credentials: their values never reach a log line. */
@@ -18,7 +18,7 @@ const CREDENTIAL_NAME = /key|token|secret|pass|pwd|auth|sig|credential|session|c
 /** What a node handler sees of its execution: one object per run, its methods on the prototype. */
 export class Scope implements NodeScope {
   constructor(
-    readonly instance: Instance,
+    readonly instance: Execution,
     readonly nodeId: string,
     readonly now: Date,
     private readonly at: string,

@@ -6,7 +6,7 @@
 import { errorMessage, WfxError } from '../../../shared/errors.js';
 import type { WfxRecord } from '../../state/records.js';
 import { LiveCounts } from '../../state/live-counts.js';
-import { STATE, STATUS, type Instance } from '../../state/state.js';
+import { STATE, STATUS, type Execution } from '../../state/state.js';
 import { nodeKey } from '../keys.js';
 import { overLimits } from '../limits.js';
 import { runningNow } from '../queries.js';
@@ -31,7 +31,7 @@ export type StartInput =
   | {
       readonly kind: 'start.batch';
       readonly requests: readonly StartRequest[];
-      readonly finalize: (started: readonly Instance[], refused: readonly RefusedStart[]) => WfxRecord[];
+      readonly finalize: (started: readonly Execution[], refused: readonly RefusedStart[]) => WfxRecord[];
     }
   /**
    * Runs the active nodes of executions `ids[from..]` (a restart, or a deferred step), as many
@@ -48,8 +48,8 @@ export type StartInput =
 
 /** What each input of this file answers. */
 export interface StartAnswers {
-  start: Instance;
-  'start.batch': Instance[];
+  start: Execution;
+  'start.batch': Execution[];
   continue: number;
   'set.aside': void;
   cancel: void;
@@ -62,7 +62,7 @@ export interface RefusedStart {
 }
 
 /** Starts an execution (its flow resolved, its organization's limit checked) and runs it as far as it goes. */
-export function start(s: Step, request: StartRequest): Instance {
+export function start(s: Step, request: StartRequest): Execution {
   const params = resolveStart(s.state, s.ctx, request);
   admit(s, params.organization, 1);
   admitStarts(s, params.organization, 1);
@@ -70,7 +70,7 @@ export function start(s: Step, request: StartRequest): Instance {
 }
 
 /** Starts an execution and runs it as far as it goes. */
-function launch(s: Step, params: LaunchParams): Instance {
+function launch(s: Step, params: LaunchParams): Execution {
   const inst = s.launch(params);
   s.drain();
   return inst;
@@ -80,7 +80,7 @@ function launch(s: Step, params: LaunchParams): Instance {
  * Starts each request that can start (resolved and admitted first, all of them, before any
  * record), then writes `finalize`'s records.
  */
-export function startBatch(s: Step, input: Extract<StartInput, { kind: 'start.batch' }>): Instance[] {
+export function startBatch(s: Step, input: Extract<StartInput, { kind: 'start.batch' }>): Execution[] {
   const refused: RefusedStart[] = [];
   const admitted = new Map<string, number>();
   const params = input.requests.flatMap((req) => {
@@ -117,7 +117,7 @@ export function continueExecutions(s: Step, input: Extract<StartInput, { kind: '
 }
 
 /** Runs the nodes of `inst` that are active but not yet run (after a restart, or a deferred step). */
-function continueExecution(s: Step, inst: Instance): void {
+function continueExecution(s: Step, inst: Execution): void {
   if (inst.stateCd !== STATE.RUNNING) return;
   s.touched.add(inst.processInstanceId);
   // An execution that holds more than its limits allow (left so by an earlier version, or

@@ -13,7 +13,7 @@ import { youngCopy } from '../../state/object-shapes.js';
 import { loopProgress } from '../../state/loop-progress.js';
 import type { WfxRecord } from '../../state/records.js';
 import { nodeRan } from '../../state/records/nodes.js';
-import { STATE, STATUS, type BufferedMessage, type Instance, type NodeInstance } from '../../state/state.js';
+import { STATE, STATUS, type BufferedMessage, type Execution, type NodeInstance } from '../../state/state.js';
 import { subscriptionsFor, type Subscription } from '../../state/subscriptions.js';
 import { handlerOf } from '../nodes/index.js';
 import type { Delivery, MemoryWrite, NodeScope, Outcome, ResumeInput } from '../nodes/handler.js';
@@ -33,7 +33,7 @@ export class Step extends Tokens {
   reach: (instanceId: string) => void = () => undefined;
 
   /** Resumes a waiting node with `input` (a task, an event, its timer) and runs on. The caller checked it waits. */
-  resume(inst: Instance, ni: NodeInstance, input: ResumeInput): void {
+  resume(inst: Execution, ni: NodeInstance, input: ResumeInput): void {
     this.wake(inst, ni, input);
     this.drain();
   }
@@ -44,7 +44,7 @@ export class Step extends Tokens {
     this.drain();
   }
 
-  wake(waiting: Instance, waitingNode: NodeInstance, input: ResumeInput): void {
+  wake(waiting: Execution, waitingNode: NodeInstance, input: ResumeInput): void {
     // The live object (a caller's may be one a resume has replaced since), resumed from rest in
     // a copy (youngCopy: why). Not once this step has touched it: its callers may still hold
     // the objects they changed.
@@ -75,7 +75,7 @@ export class Step extends Tokens {
     }
   }
 
-  protected run(inst: Instance, ni: NodeInstance): void {
+  protected run(inst: Execution, ni: NodeInstance): void {
     const node = this.nodeDef(inst, ni);
     const handler = handlerOf(node.type);
     const warnings: WfxRecord[] = [];
@@ -88,7 +88,7 @@ export class Step extends Tokens {
   }
 
   /** Runs a token that just reached `nodeId`: written as node.ran when it completes at once. */
-  protected runNew(inst: Instance, nodeId: string): void {
+  protected runNew(inst: Execution, nodeId: string): void {
     const node = this.ctx.flowOf(inst).nodes[nodeId]!;
     const handler = handlerOf(node.type);
     const warnings: WfxRecord[] = [];
@@ -116,7 +116,7 @@ export class Step extends Tokens {
   }
 
   /** A node's memory writes, in its execution's organization: right before its completion record, in the same step. */
-  private emitMemory(inst: Instance, writes: readonly MemoryWrite[]): void {
+  private emitMemory(inst: Execution, writes: readonly MemoryWrite[]): void {
     for (const w of writes)
       this.emit({
         type: 'memory.written',
@@ -141,7 +141,7 @@ export class Step extends Tokens {
   }
 
   /** The outcome, or the failure of a limit or depth check it does not pass (checks.ts). */
-  private checked(inst: Instance, outcome: Outcome): Outcome {
+  private checked(inst: Execution, outcome: Outcome): Outcome {
     return checkedOutcome(this.state, this.ctx.limits, this.ctx.maxJsonDepth, this, inst, outcome);
   }
 
@@ -149,7 +149,7 @@ export class Step extends Tokens {
    * A `call` outcome starts the other execution now and becomes the node's completion (or
    * its failure when the flow cannot start); every other outcome is carried out as it is.
    */
-  private realize(inst: Instance, nodeId: string, outcome: Outcome): Outcome {
+  private realize(inst: Execution, nodeId: string, outcome: Outcome): Outcome {
     if (outcome.kind !== 'call') return outcome;
     try {
       // Run later, in a step of its own: a flow that calls itself cannot spread through one step.
@@ -161,7 +161,7 @@ export class Step extends Tokens {
     }
   }
 
-  private carryOut(inst: Instance, ni: NodeInstance, outcome: Outcome): void {
+  private carryOut(inst: Execution, ni: NodeInstance, outcome: Outcome): void {
     const base = { instanceId: inst.processInstanceId, nodeInstanceId: ni.id, at: this.at };
     // A callAgent's turn is recorded before what it leads to, in the same step.
     const agent = 'agent' in outcome ? outcome.agent : undefined;
@@ -221,7 +221,7 @@ export class Step extends Tokens {
 
   /** A node waits: a kept message may answer it at once, and the children it waits for start. */
   private startWaiting(
-    inst: Instance,
+    inst: Execution,
     ni: NodeInstance,
     outcome: Extract<Outcome, { kind: 'wait' }>,
     base: { instanceId: string; nodeInstanceId: string; at: string },
@@ -269,7 +269,7 @@ export class Step extends Tokens {
    * not in memory (at-rest/execution-cache.ts) by a step of its own once they are read back, the
    * event kept until then (PendingThrow.here), so a crash between the two loses nothing.
    */
-  protected throwEvent(inst: Instance, d: Delivery): void {
+  protected throwEvent(inst: Execution, d: Delivery): void {
     const subs = subscriptionsFor(this.state, inst.organization, d.eventType, d.correlationKey);
     const resident = subs.filter((sub) => execution(this.state, sub.instanceId) !== undefined);
     for (const sub of resident) this.reach(sub.instanceId);
@@ -311,12 +311,12 @@ export class Step extends Tokens {
     return wait.kind === 'signal' || m.correlationKey === wait.key;
   }
 
-  private nodeDef(inst: Instance, ni: NodeInstance): FlowNode {
+  private nodeDef(inst: Execution, ni: NodeInstance): FlowNode {
     return this.ctx.flowOf(inst).nodes[ni.nodeId]!;
   }
 
   /** The scope a handler runs in; missing-reference WARN entries go to `warnings`, written after the node's own record. */
-  private scope(inst: Instance, nodeId: string, warnings: WfxRecord[], ni: NodeInstance | null): NodeScope {
+  private scope(inst: Execution, nodeId: string, warnings: WfxRecord[], ni: NodeInstance | null): NodeScope {
     return new Scope(
       inst,
       nodeId,

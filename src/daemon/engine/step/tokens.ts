@@ -8,14 +8,14 @@ import type { NodeFailureCode, PassedOnFailureCode } from '../../../shared/flow/
 import type { Edge } from '../../../shared/flow/graph.js';
 import type { BoundaryEventNode } from '../../../shared/flow/types.js';
 import { extensibleCopy } from '../../../shared/json-object.js';
-import { startedInstance, type InstanceStart } from '../../state/records/execution.js';
+import { startedInstance, type ExecutionStart } from '../../state/records/execution.js';
 import { LiveCounts } from '../../state/live-counts.js';
 import { liveNodes, logSize } from '../../state/sizes.js';
 import {
   STATE,
   STATUS,
-  type Instance,
-  type InstanceError,
+  type Execution,
+  type ExecutionError,
   type NodeInstance,
   type Writable,
 } from '../../state/state.js';
@@ -28,26 +28,26 @@ import { execution } from '../../state/executions.js';
 /** Node instances one execution may create: a flow looping without a wait fails instead of running forever. */
 export const MAX_NODE_INSTANCES = 100_000;
 
-/** The key of a join's arrivals by connection `e` (`Instance.joins`): `<from>><path in the node>`. Pure. */
+/** The key of a join's arrivals by connection `e` (`Execution.joins`): `<from>><path in the node>`. Pure. */
 export const edgeKey = (e: Edge): string => `${e.from}>${e.path.join('.')}`;
 
 /** How tokens move (see the top of this file), over the step's bookkeeping (ledger.ts). */
 export abstract class Tokens extends StepLedger {
   /** Runs an existing Active node instance. */
-  protected abstract run(inst: Instance, ni: NodeInstance): void;
+  protected abstract run(inst: Execution, ni: NodeInstance): void;
   /** Runs a token that just reached `nodeId`. */
-  protected abstract runNew(inst: Instance, nodeId: string): void;
+  protected abstract runNew(inst: Execution, nodeId: string): void;
   /** Resumes a waiting node without draining (the caller drains). */
-  abstract wake(waiting: Instance, waitingNode: NodeInstance, input: ResumeInput): void;
+  abstract wake(waiting: Execution, waitingNode: NodeInstance, input: ResumeInput): void;
   /** intermediateThrowEvent: resumes matching subscriptions of the organization now. */
-  protected abstract throwEvent(inst: Instance, d: Delivery): void;
+  protected abstract throwEvent(inst: Execution, d: Delivery): void;
 
   /** The record of a new execution: with its trace while tracing is on. */
-  private started(params: LaunchParams, id: string): InstanceStart {
+  private started(params: LaunchParams, id: string): ExecutionStart {
     const started = startedInstance(params, id, this.at);
     const tracing = this.ctx.tracing;
     if (tracing !== null)
-      (started as Writable<InstanceStart>).trace = tracing.forStart(
+      (started as Writable<ExecutionStart>).trace = tracing.forStart(
         this.state,
         params.parentInstanceId,
         params.parentNodeInstanceId,
@@ -60,7 +60,7 @@ export abstract class Tokens extends StepLedger {
    * Writes a new execution and queues its start node (`later`: written Active, run by a step of
    * its own). `near`: an execution whose partition the new one's id is drawn in (default: its parent's).
    */
-  launch(params: LaunchParams, later = false, near?: string): Instance {
+  launch(params: LaunchParams, later = false, near?: string): Execution {
     const id = this.ctx.newInstanceId(this.now, near ?? params.parentInstanceId);
     this.emit({ type: 'instance.started', instance: this.started(params, id) });
     const inst = execution(this.state, id)!;
@@ -76,7 +76,7 @@ export abstract class Tokens extends StepLedger {
   }
 
   /** Writes a new execution whose first token is at `nodeId` (a replay), not at its start event. */
-  launchAt(params: LaunchParams, nodeId: string): Instance {
+  launchAt(params: LaunchParams, nodeId: string): Execution {
     const id = this.ctx.newInstanceId(this.now, params.parentInstanceId);
     this.emit({ type: 'instance.started', instance: this.started(params, id) });
     const inst = execution(this.state, id)!;
@@ -127,7 +127,7 @@ export abstract class Tokens extends StepLedger {
     }
   }
 
-  protected emitEntered(inst: Instance, nodeId: string): NodeInstance {
+  protected emitEntered(inst: Execution, nodeId: string): NodeInstance {
     const id = `n${inst.nodeCount + 1}`;
     this.emit({ type: 'node.entered', instanceId: inst.processInstanceId, nodeInstanceId: id, nodeId, at: this.at });
     return inst.nodes[id]!;
@@ -140,7 +140,7 @@ export abstract class Tokens extends StepLedger {
    * (its work's retries), recorded on the node instance when more than one.
    */
   failNode(
-    inst: Instance,
+    inst: Execution,
     ni: NodeInstance,
     code: NodeFailureCode | PassedOnFailureCode,
     message: string,
@@ -165,7 +165,7 @@ export abstract class Tokens extends StepLedger {
    * still running are cancelled with it, and work under way is abandoned (the engine aborts it).
    */
   leave(
-    inst: Instance,
+    inst: Execution,
     ni: NodeInstance,
     statusCd: 3 | 4 | 5,
     reason: string,
@@ -193,7 +193,7 @@ export abstract class Tokens extends StepLedger {
 
   /** After a node completed: deliver what it throws and move on, or end its token. */
   protected afterCompleted(
-    inst: Instance,
+    inst: Execution,
     ni: NodeInstance,
     outcome: Extract<Outcome, { kind: 'next' | 'end' }>,
   ): void {
@@ -206,7 +206,7 @@ export abstract class Tokens extends StepLedger {
   }
 
   /** Moves the token along the edges to `to` (default: every `next`). */
-  private route(inst: Instance, ni: NodeInstance, to: readonly string[] | undefined): void {
+  private route(inst: Execution, ni: NodeInstance, to: readonly string[] | undefined): void {
     const { ways, next } = this.ctx.flowOf(inst).graph.routes(ni.nodeId);
     if (to === undefined) {
       for (const edge of next) this.enter(inst, edge);
@@ -220,7 +220,7 @@ export abstract class Tokens extends StepLedger {
   }
 
   /** Follows the node's `errorFlow` or `timeoutFlow`, if it has one. */
-  protected follow(inst: Instance, ni: NodeInstance, kind: 'errorFlow' | 'timeoutFlow'): boolean {
+  protected follow(inst: Execution, ni: NodeInstance, kind: 'errorFlow' | 'timeoutFlow'): boolean {
     const edge = this.ctx
       .flowOf(inst)
       .graph.outgoing(ni.nodeId)
@@ -231,7 +231,7 @@ export abstract class Tokens extends StepLedger {
   }
 
   /** A token arrives at `edge.to`: a converging parallel or inclusive gateway joins first. */
-  private enter(inst: Instance, edge: Edge): void {
+  private enter(inst: Execution, edge: Edge): void {
     if (inst.stateCd !== STATE.RUNNING) return;
     const { nodes, graph } = this.ctx.flowOf(inst);
     const type = nodes[edge.to]!.type;
@@ -246,7 +246,7 @@ export abstract class Tokens extends StepLedger {
   }
 
   /** A parallel join fires once a token has arrived on every incoming connection. */
-  private fireParallel(inst: Instance, gatewayId: string): void {
+  private fireParallel(inst: Execution, gatewayId: string): void {
     const incoming = this.ctx.flowOf(inst).graph.incoming(gatewayId);
     const arrivals = inst.joins[gatewayId] ?? {};
     if (!incoming.every((e) => (arrivals[edgeKey(e)] ?? 0) > 0)) return;
@@ -257,7 +257,7 @@ export abstract class Tokens extends StepLedger {
   }
 
   /** Queues a token that reached `nodeId`; it is written when it runs (see `queue`). */
-  createNode(inst: Instance, nodeId: string): void {
+  createNode(inst: Execution, nodeId: string): void {
     const pending = this.pending.get(inst.processInstanceId) ?? 0;
     if (inst.nodeCount + pending >= MAX_NODE_INSTANCES) {
       this.finish(inst, STATE.FAILED, 'step limit', {
@@ -281,7 +281,7 @@ export abstract class Tokens extends StepLedger {
    * After the queue drains: fires inclusive joins no token can reach any more, and finishes an
    * execution with no active or waiting node left. Returns true when it created work.
    */
-  private settle(inst: Instance): boolean {
+  private settle(inst: Execution): boolean {
     if (inst.stateCd !== STATE.RUNNING) return false;
     // Tokens queued and not written yet (a child started while settling its sibling) are live too.
     if ((this.pending.get(inst.processInstanceId) ?? 0) > 0) return false;
@@ -314,7 +314,7 @@ export abstract class Tokens extends StepLedger {
    * Forgets the tally of `inst`'s tree (state.treeCreated) once `inst` ended and nothing of the
    * tree runs: written as a record, so that a replay forgets it where the live state did.
    */
-  private endTree(inst: Instance): void {
+  private endTree(inst: Execution): void {
     const root = inst.root ?? inst.processInstanceId;
     if (!Object.hasOwn(this.state.treeCreated, root) || LiveCounts.of(this.state).treeRuns(root)) return;
     this.emit({ type: 'tree.ended', instanceId: inst.processInstanceId, root });
@@ -324,7 +324,7 @@ export abstract class Tokens extends StepLedger {
    * Ends the execution: every other active or waiting node is cancelled (their children
    * too). A child execution then resumes the parent node waiting for it.
    */
-  finish(inst: Instance, stateCd: 1 | 2 | 3, reason: string, error?: InstanceError): void {
+  finish(inst: Execution, stateCd: 1 | 2 | 3, reason: string, error?: ExecutionError): void {
     if (inst.stateCd !== STATE.RUNNING) return;
     for (const n of Object.values(inst.nodes)) {
       if (n.statusCd === STATUS.ACTIVE || n.statusCd === STATUS.WAITING) {

@@ -4,7 +4,7 @@
  * result, a line for the execution log while the work goes on.
  */
 import type { NodeFailureCode } from '../../../shared/flow/failure-codes.js';
-import { STATE, STATUS, type Instance, type LogEntry, type NodeInstance, type WfxState } from '../../state/state.js';
+import { STATE, STATUS, type Execution, type LogEntry, type NodeInstance, type WfxState } from '../../state/state.js';
 import type { WorkRequest } from '../nodes/handler.js';
 import type { WorkResult } from '../../outbound/result.js';
 import type { Step } from './step.js';
@@ -38,7 +38,7 @@ export type WorkInput =
     };
 
 /** The live node an input names, or null when its execution or node is gone. */
-function nodeOf(state: WfxState, input: WorkInput): { inst: Instance; ni: NodeInstance } | null {
+function nodeOf(state: WfxState, input: WorkInput): { inst: Execution; ni: NodeInstance } | null {
   const inst = execution(state, input.instanceId);
   const ni = inst?.nodes[input.nodeInstanceId];
   return inst && ni ? { inst, ni } : null;
@@ -78,7 +78,7 @@ export function workLog(s: Step, input: Extract<WorkInput, { kind: 'work.log' }>
 /** Writes one log line of node `ni`'s work. */
 function logWork(
   s: Step,
-  inst: Instance,
+  inst: Execution,
   ni: NodeInstance,
   level: LogEntry['level'],
   message: string,

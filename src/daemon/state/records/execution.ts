@@ -6,24 +6,24 @@ import { extensibleCopy } from '../../../shared/json-object.js';
 import { execution } from '../executions.js';
 import { jsonSize } from '../../../shared/json-size.js';
 import { linkToolChild } from '../agent.js';
-import { InstanceTable } from '../instance-table.js';
+import { ExecutionTable } from '../execution-table.js';
 import { LiveCounts } from '../live-counts.js';
 import { appendLog } from '../log-line.js';
 import { pushLog } from '../sizes.js';
 import { indexTaskExecution } from '../task-index.js';
 import { noteTriggeredStart } from '../trigger-fires.js';
-import { STATE, type Instance, type InstanceError, type LogEntry, type Writable } from '../state.js';
+import { STATE, type Execution, type ExecutionError, type LogEntry, type Writable } from '../state.js';
 import type { Handlers } from './handlers.js';
 
 /** A new execution as its `instance.started` record carries it: everything but what it accumulates. */
-export type InstanceStart = Omit<
-  Instance,
+export type ExecutionStart = Omit<
+  Execution,
   'nodes' | 'nodeCount' | 'joins' | 'logs' | 'logSize' | 'liveNodes' | 'retries' | 'varsUnlogged'
 >;
 
 /** The records of an execution's lifecycle (WfxRecord). */
 export type ExecutionRecord =
-  | { readonly type: 'instance.started'; readonly instance: InstanceStart }
+  | { readonly type: 'instance.started'; readonly instance: ExecutionStart }
   | {
       readonly type: 'instance.logged';
       readonly instanceId: string;
@@ -34,7 +34,7 @@ export type ExecutionRecord =
       readonly instanceId: string;
       readonly stateCd: 1 | 2 | 3;
       readonly at: string;
-      readonly error?: InstanceError;
+      readonly error?: ExecutionError;
     }
   | { readonly type: 'instance.archived'; readonly instanceId: string }
   /**
@@ -49,10 +49,10 @@ export type ExecutionRecord =
  * this literal (docs/decisions/011-no-object-spread-for-growing-objects.md).
  */
 export function startedInstance(
-  p: Omit<InstanceStart, 'processInstanceId' | 'stateCd' | 'startTime' | 'endTime' | 'output' | 'error'>,
+  p: Omit<ExecutionStart, 'processInstanceId' | 'stateCd' | 'startTime' | 'endTime' | 'output' | 'error'>,
   id: string,
   at: string,
-): InstanceStart {
+): ExecutionStart {
   return withChildFields(
     {
       processId: p.processId,
@@ -75,10 +75,10 @@ export function startedInstance(
 }
 
 /** Copies the optional fields (a child's, a replay's, a trace), where `from` has them (absent, not undefined, otherwise). */
-function withChildFields<T extends InstanceStart>(
+function withChildFields<T extends ExecutionStart>(
   to: T,
   from: Pick<
-    InstanceStart,
+    ExecutionStart,
     | 'parentNodeInstanceId'
     | 'scope'
     | 'iteration'
@@ -109,7 +109,7 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
     // The record was serialized before it is applied (Store), so its objects can be kept. Its
     // fields are listed, not spread: see startedInstance.
     const s = r.instance;
-    const inst: Instance = withChildFields(
+    const inst: Execution = withChildFields(
       {
         processId: s.processId,
         processName: s.processName,
@@ -137,7 +137,7 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
       },
       s,
     );
-    InstanceTable.of(state).put(inst);
+    ExecutionTable.of(state).put(inst);
     LiveCounts.held(state)?.started(inst);
     if (inst.root !== undefined) state.treeCreated[inst.root] = (state.treeCreated[inst.root] ?? 0) + 1;
     if (inst.triggeredBy !== undefined) noteTriggeredStart(state, inst);
@@ -193,7 +193,7 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
   },
   'instance.archived': (state, r) => {
     const inst = execution(state, r.instanceId);
-    InstanceTable.of(state).archive(r.instanceId);
+    ExecutionTable.of(state).archive(r.instanceId);
     if (inst) indexTaskExecution(state, inst);
   },
 };

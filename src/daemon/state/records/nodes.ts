@@ -12,7 +12,7 @@ import { unindexJob } from '../job-queues.js';
 import { LiveCounts } from '../live-counts.js';
 import { appendLog } from '../log-line.js';
 import { countLiveNode, setVariables } from '../sizes.js';
-import { STATUS, type Instance, type NodeInstance, type StatusCd, type WfxState, type Writable } from '../state.js';
+import { STATUS, type Execution, type NodeInstance, type StatusCd, type WfxState, type Writable } from '../state.js';
 import type { Handlers } from './handlers.js';
 import { unsubscribe } from './subscription-index.js';
 import { indexTaskNode } from '../task-index.js';
@@ -171,7 +171,7 @@ function enter(
 
 /** Completes a node instance: its variables and output merged into the execution's. */
 function complete(
-  inst: Instance,
+  inst: Execution,
   node: NodeInstance,
   r: { at: string; variables?: Record<string, unknown>; output?: Record<string, unknown>; note?: string },
 ): void {
@@ -189,7 +189,7 @@ function complete(
  * Takes a node that stops waiting out of what its wait indexed it in (the subscriptions, the job
  * queues), and returns the status it had.
  */
-export function leaveWait(state: WfxState, inst: Instance, node: NodeInstance): StatusCd {
+export function leaveWait(state: WfxState, inst: Execution, node: NodeInstance): StatusCd {
   unsubscribe(state, inst, node);
   unindexJob(state, inst, node);
   return node.statusCd;

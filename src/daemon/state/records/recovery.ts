@@ -5,13 +5,13 @@
  * again are new node instances (records/nodes.ts); what a replay starts is an `instance.started`
  * with `replayOf` (records/execution.ts).
  */
-import { InstanceTable } from '../instance-table.js';
+import { ExecutionTable } from '../execution-table.js';
 import { execution } from '../executions.js';
 import { LiveCounts } from '../live-counts.js';
 import { appendLog } from '../log-line.js';
 import { noteTriggeredStart } from '../trigger-fires.js';
 import { countLiveNode, setVariables } from '../sizes.js';
-import { STATE, STATUS, type Instance, type InstanceError } from '../state.js';
+import { STATE, STATUS, type Execution, type ExecutionError } from '../state.js';
 import type { Handlers } from './handlers.js';
 import { indexTaskExecution, indexTaskNode } from '../task-index.js';
 
@@ -27,9 +27,9 @@ export type RecoveryRecord =
       readonly instanceId: string;
       readonly at: string;
       readonly by: string;
-      readonly error: InstanceError;
+      readonly error: ExecutionError;
       readonly set?: Record<string, unknown>;
-      readonly instance?: Instance;
+      readonly instance?: Execution;
     }
   /** A node that failed because its child execution failed waits for that child again (revived with it). */
   | {
@@ -43,7 +43,7 @@ export type RecoveryRecord =
 export const recoveryHandlers: Handlers<RecoveryRecord> = {
   'instance.revived': (state, r) => {
     if (r.instance !== undefined && execution(state, r.instanceId) === undefined)
-      InstanceTable.of(state).put(r.instance);
+      ExecutionTable.of(state).put(r.instance);
     const inst = execution(state, r.instanceId);
     if (!inst || inst.stateCd !== STATE.FAILED) return;
     inst.stateCd = STATE.RUNNING;

@@ -3,13 +3,13 @@
  * on an event is added to its bucket, one that stops waiting is removed, and recovery rebuilds
  * the index from the waits of live nodes.
  */
-import { STATUS, type Instance, type NodeInstance, type Wait, type WfxState } from '../state.js';
+import { STATUS, type Execution, type NodeInstance, type Wait, type WfxState } from '../state.js';
 import { subscriptionBucket, type Subscription } from '../subscriptions.js';
 
 const subKey = (instanceId: string, nodeInstanceId: string) => `${instanceId}|${nodeInstanceId}`;
 
 /** Drops the subscription of a node that stops waiting on an event. */
-export function unsubscribe(state: WfxState, inst: Instance, node: NodeInstance): void {
+export function unsubscribe(state: WfxState, inst: Execution, node: NodeInstance): void {
   if (node.wait?.kind !== 'event') return;
   const bucket = subscriptionBucket(
     inst.organization,
@@ -38,7 +38,7 @@ export function unsubscribe(state: WfxState, inst: Instance, node: NodeInstance)
  */
 export function subscribe(
   state: WfxState,
-  inst: Instance,
+  inst: Execution,
   node: NodeInstance,
   wait: Extract<Wait, { kind: 'event' }>,
 ): void {
@@ -78,6 +78,6 @@ const isNode = (sub: Subscription, instanceId: string, nodeInstanceId: string): 
  * event. The index is derived: recovery rebuilds it from the waits of live nodes (so a snapshot
  * written by an older layout of it comes back right), in the engine's one walk over them.
  */
-export function indexEventWait(state: WfxState, inst: Instance, node: NodeInstance): void {
+export function indexEventWait(state: WfxState, inst: Execution, node: NodeInstance): void {
   if (node.statusCd === STATUS.WAITING && node.wait?.kind === 'event') subscribe(state, inst, node, node.wait);
 }

@@ -145,7 +145,7 @@ export function serializePartitions<S, R>(
  * (collections added since the snapshot was written start empty; the shared keys are kept
  * unless the snapshot holds them, as one written before the shared partition existed does), the
  * shared partition's keys, or another's entries of the collection. Replacing entries of the
- * collection resets the derived keys: an index kept beside it (InstanceTable, JobQueues) would
+ * collection resets the derived keys: an index kept beside it (ExecutionTable, JobQueues) would
  * not know the entries loaded, and is made again by the state's owner (the engine's recovery
  * walk, engine/recovery.ts) or on first use.
  */

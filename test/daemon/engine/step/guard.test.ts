@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap';
 import * as duration from '../../../../src/shared/duration.js';
 import type * as EngineHelpers from '../../../helpers/engine.js';
-import { STATE, STATUS, type Instance } from '../../../../src/daemon/state/state.js';
+import { STATE, STATUS, type Execution } from '../../../../src/daemon/state/state.js';
 
 // What a handler throws while it runs: parseDuration stands in for any code a handler calls.
 // It throws only for the duration `7s` once armed (after publishing: the validator parses it too).
@@ -29,7 +29,7 @@ nodes:
 ${errorCode === undefined ? '' : `  caught: { type: boundaryEvent, attachedTo: nap, event: error, errorCode: ${errorCode}, next: handled }\n  handled: { type: endEvent }\n`}  done: { type: endEvent }
 `;
 
-const nap = (inst: Instance) => Object.values(inst.nodes).find((n) => n.nodeId === 'nap')!;
+const nap = (inst: Execution) => Object.values(inst.nodes).find((n) => n.nodeId === 'nap')!;
 
 async function run(t: Test, errorCode: string | undefined, err: unknown) {
   const h = await engineHarness(t);

@@ -2,7 +2,7 @@
 // are in answers.test.ts, catch and throw events in events.test.ts, work nodes in
 // work.test.ts, domainTask in jobs.test.ts, timers and timer boundary events in timers.test.ts.
 import t from 'tap';
-import { STATE, STATUS, type Instance } from '../../../../src/daemon/state/state.js';
+import { STATE, STATUS, type Execution } from '../../../../src/daemon/state/state.js';
 import { MemoryStep, typesOf } from '../../../helpers/step.js';
 
 const flow = (nodes: string) => `processId: AUTO
@@ -10,7 +10,7 @@ name: Nodes
 nodes:
 ${nodes}`;
 
-async function run(nodes: string, data: Record<string, unknown> = {}): Promise<{ m: MemoryStep; inst: Instance }> {
+async function run(nodes: string, data: Record<string, unknown> = {}): Promise<{ m: MemoryStep; inst: Execution }> {
   const m = new MemoryStep();
   const pid = await m.publish(flow(nodes));
   const id = m.start(pid, data).answer.processInstanceId;
@@ -18,7 +18,7 @@ async function run(nodes: string, data: Record<string, unknown> = {}): Promise<{
 }
 
 /** The node ids an execution ran, in order. */
-const trail = (inst: Instance) => Object.values(inst.nodes).map((n) => n.nodeId);
+const trail = (inst: Execution) => Object.values(inst.nodes).map((n) => n.nodeId);
 
 t.test('startEvent, task, setVariable, outputNode and endEvent complete at once, as node.ran', async (t) => {
   const { inst } = await run(

@@ -2,7 +2,7 @@ import t from 'tap';
 import pg from 'pg';
 import { partitionOf, uuidv7In } from '../../../../src/daemon/state/ids.js';
 import { WFX_STORE, type WfxRecord } from '../../../../src/daemon/state/records.js';
-import { InstanceTable } from '../../../../src/daemon/state/instance-table.js';
+import { ExecutionTable } from '../../../../src/daemon/state/execution-table.js';
 import type { WfxState } from '../../../../src/daemon/state/state.js';
 import { JournalFollower } from '../../../../src/daemon/store/pg/journal-follower.js';
 import { MIGRATIONS } from '../../../../src/daemon/store/pg/migrations.js';
@@ -188,7 +188,7 @@ t.test('a store cut into partitions', { skip: POSTGRES_SKIP }, async (t) => {
   });
 
   t.test('the executions a load brings in are indexed, recovered and checkpointed', async (t) => {
-    // The daemon's own state: its index of executions (InstanceTable) is made on first use, as
+    // The daemon's own state: its index of executions (ExecutionTable) is made on first use, as
     // partition 1's journal replays; partition 2's snapshot, loaded after, must be in it too.
     const db = await fresh();
     const openWfx = () =>
@@ -201,7 +201,7 @@ t.test('a store cut into partitions', { skip: POSTGRES_SKIP }, async (t) => {
     await a.commit(started(y1));
     await a.close({ checkpoint: false });
     const b = await openWfx();
-    t.same([...InstanceTable.of(b.state).ids()].sort(), [x1, x2, y1].sort(), 'every execution loaded is indexed');
+    t.same([...ExecutionTable.of(b.state).ids()].sort(), [x1, x2, y1].sort(), 'every execution loaded is indexed');
     const z2 = uuidv7In(2, 4, AT);
     await b.commit(started(z2)); // partition 2 moves on: the close checkpoints it
     await b.close();

@@ -3,12 +3,12 @@
  * beside it (WfxState.instanceTable). Generic, so that this module needs nothing of state.ts:
  * the state's shape imports the table, not the other way round.
  */
-export interface InstanceTableHolder<T extends { readonly processInstanceId: string }> {
+export interface ExecutionTableHolder<T extends { readonly processInstanceId: string }> {
   instances: Record<string, T | undefined>;
-  instanceTable?: InstanceTable<T> | undefined;
+  instanceTable?: ExecutionTable<T> | undefined;
 }
 
-/** The dictionary without its tombstones, built a few keys at a time (see InstanceTable.archive). */
+/** The dictionary without its tombstones, built a few keys at a time (see ExecutionTable.archive). */
 interface Rebuild<T> {
   readonly into: Record<string, T | undefined>;
   /** Its keys in order; its counts are taken when it replaces the dictionary. */
@@ -44,16 +44,16 @@ const REBUILD_MIN_TOMBSTONES = 10_000;
  * executions alive for the scavenger (docs/decisions/). Why an array of ids, not a Set: keys
  * are only ever added, and an array takes less memory and no hashing.
  */
-export class InstanceTable<T extends { readonly processInstanceId: string }> {
+export class ExecutionTable<T extends { readonly processInstanceId: string }> {
   /**
    * The table of `holder`'s dictionary: the one kept beside it, or a new one (listing the
    * dictionary's keys once) when the dictionary was made elsewhere (a snapshot parsed, a
    * literal) or the holder is a copy of the table's own (a spread).
    */
-  static of<T extends { readonly processInstanceId: string }>(holder: InstanceTableHolder<T>): InstanceTable<T> {
+  static of<T extends { readonly processInstanceId: string }>(holder: ExecutionTableHolder<T>): ExecutionTable<T> {
     const table = holder.instanceTable;
     if (table !== undefined && table.holder === holder && table.instances === holder.instances) return table;
-    return (holder.instanceTable = new InstanceTable(holder));
+    return (holder.instanceTable = new ExecutionTable(holder));
   }
 
   /** The dictionary indexed: `holder.instances`, until a rebuild replaces both. */
@@ -64,7 +64,7 @@ export class InstanceTable<T extends { readonly processInstanceId: string }> {
   private tombstones: number;
   private rebuild: Rebuild<T> | null = null;
 
-  private constructor(private readonly holder: InstanceTableHolder<T>) {
+  private constructor(private readonly holder: ExecutionTableHolder<T>) {
     const instances = holder.instances;
     const ids = Object.keys(instances);
     let live = 0;

@@ -3,7 +3,7 @@ import { applyRecord, executionsTouched, type WfxRecord } from '../../../src/dae
 import { startedInstance } from '../../../src/daemon/state/records/execution.js';
 import { applyStart } from '../../helpers/state.js';
 import { youngCopy } from '../../../src/daemon/state/object-shapes.js';
-import { InstanceTable } from '../../../src/daemon/state/instance-table.js';
+import { ExecutionTable } from '../../../src/daemon/state/execution-table.js';
 import { initialState, type WfxState } from '../../../src/daemon/state/state.js';
 import { SnapshotCopy } from '../../../src/daemon/store/snapshot-copy.js';
 
@@ -77,10 +77,10 @@ t.test(
         const keys = Object.keys(state.instances);
         // Tombstones: up to as many as the live ones (or 10,000), and those archived while a rebuild runs.
         mostTombstones = Math.max(mostTombstones, (keys.length - model.size) / Math.max(10_000, model.size));
-        t.same(InstanceTable.of(state).keys(), keys, `op ${op}: the list is the keys, in order`);
-        t.same([...InstanceTable.of(state).ids()], keys);
+        t.same(ExecutionTable.of(state).keys(), keys, `op ${op}: the list is the keys, in order`);
+        t.same([...ExecutionTable.of(state).ids()], keys);
         t.same(
-          InstanceTable.of(state)
+          ExecutionTable.of(state)
             .live()
             .map((i) => tags.get(i)),
           [...model.values()],
@@ -124,13 +124,13 @@ t.test('a rebuild visits a few keys per archived execution and takes the changes
   t.notOk('e0' in state.instances, 'the tombstones before it are gone');
   const live = ['keep0', 'keep1', ...Array.from({ length: 600 - archived }, (_, i) => `late${archived + i}`), 'new0'];
   t.same(
-    InstanceTable.of(state)
+    ExecutionTable.of(state)
       .live()
       .map((i) => i.processInstanceId),
     live,
     'the live ones, in order',
   );
-  t.same(InstanceTable.of(state).keys(), Object.keys(state.instances), 'its list is its keys');
+  t.same(ExecutionTable.of(state).keys(), Object.keys(state.instances), 'its list is its keys');
   t.notOk(JSON.stringify(state.instances).includes('"late0"'), 'JSON leaves the tombstones out');
 });
 
@@ -143,7 +143,7 @@ t.test('a snapshot copy lists the executions from the kept ids, during a rebuild
   let listed = 0;
   const copy = new SnapshotCopy({ format: 1 }, state, 'instances', null, ['subscriptions'], (_c, s) => {
     listed++;
-    return InstanceTable.of(s as WfxState).keys();
+    return ExecutionTable.of(s as WfxState).keys();
   });
   t.equal(listed, 1, 'the keys came from the list');
   const pieces: Buffer[] = [];
@@ -174,10 +174,10 @@ t.test(
     for (const id of ['a', 'b', 'c']) applyRecord(state, started(id));
     applyRecord(state, { type: 'instance.archived', instanceId: 'b' });
     applyRecord(state, started('b'));
-    t.same(InstanceTable.of(state).ids(), ['a', 'b', 'c'], 'the key keeps its place');
-    t.same(InstanceTable.of(state).ids(), Object.keys(state.instances));
+    t.same(ExecutionTable.of(state).ids(), ['a', 'b', 'c'], 'the key keeps its place');
+    t.same(ExecutionTable.of(state).ids(), Object.keys(state.instances));
     t.same(
-      [...InstanceTable.of(state).live()].map((i) => i.processInstanceId),
+      [...ExecutionTable.of(state).live()].map((i) => i.processInstanceId),
       ['a', 'b', 'c'],
     );
 
@@ -191,11 +191,11 @@ t.test(
     for (let i = 10_001; i < 20_000 && big.instances === before; i++)
       applyRecord(big, { type: 'instance.archived', instanceId: `e${i}` });
     t.not(big.instances, before, 'the rebuild ran to its end');
-    t.same(InstanceTable.of(big).ids(), Object.keys(big.instances), "the list is the new dictionary's keys");
+    t.same(ExecutionTable.of(big).ids(), Object.keys(big.instances), "the list is the new dictionary's keys");
     const live = Object.keys(big.instances).filter((id) => big.instances[id] !== undefined);
     t.ok(live.includes('e0') && live.includes('e9000'), 'both revived executions are live in it');
     t.same(
-      [...InstanceTable.of(big).live()].map((i) => i.processInstanceId),
+      [...ExecutionTable.of(big).live()].map((i) => i.processInstanceId),
       live,
     );
   },
@@ -214,7 +214,7 @@ t.test(
     t.equal(state.instances, first, 'not rebuilt yet: 9,999 tombstones');
     t.ok('e0' in state.instances && state.instances.e0 === undefined, 'an archived execution is a tombstone');
     t.same(
-      InstanceTable.of(state)
+      ExecutionTable.of(state)
         .live()
         .map((i) => i.processInstanceId),
       ['keep0', 'keep1', 'keep2', 'e9999'],
@@ -250,8 +250,8 @@ t.test(
   async (t) => {
     const state = initialState();
     for (const id of ['a', 'b', 'c']) applyRecord(state, started(id));
-    const table = InstanceTable.of(state);
-    t.equal(InstanceTable.of(state), table, 'one table per state and dictionary');
+    const table = ExecutionTable.of(state);
+    t.equal(ExecutionTable.of(state), table, 'one table per state and dictionary');
     const b = state.instances.b!;
     table.archive('b');
     t.ok(Object.hasOwn(state.instances, 'b') && state.instances.b === undefined, 'the key stays, with undefined');
@@ -300,14 +300,14 @@ t.test(
 t.test('a dictionary made elsewhere is indexed once, on first use', async (t) => {
   const state = initialState();
   applyRecord(state, started('a'));
-  const table = InstanceTable.of(state);
+  const table = ExecutionTable.of(state);
   // A snapshot parsed (or a literal) replaces the dictionary: the table indexes the new one.
   state.instances = JSON.parse(JSON.stringify({ x: state.instances.a, y: state.instances.a })) as WfxState['instances'];
-  const again = InstanceTable.of(state);
+  const again = ExecutionTable.of(state);
   t.not(again, table, 'a new table for the new dictionary');
   t.same(again.ids(), ['x', 'y']);
   // A copy of the state (a spread) shares the dictionary but gets a table of its own.
   const copy: WfxState = { ...state };
-  t.not(InstanceTable.of(copy), again);
-  t.equal(InstanceTable.of(state), again, 'the original keeps its table');
+  t.not(ExecutionTable.of(copy), again);
+  t.equal(ExecutionTable.of(state), again, 'the original keeps its table');
 });

@@ -7,7 +7,7 @@ import type {
   AgentMessage,
   Environment,
   ExecutionUsage,
-  InstanceError,
+  ExecutionError,
   LogEntry,
   StateCd,
   StatusCd,
@@ -16,7 +16,7 @@ import type {
 } from '../../shared/api/index.js';
 
 /** One execution of a flow version. */
-export interface Instance {
+export interface Execution {
   readonly processInstanceId: string;
   readonly processId: string;
   readonly processName: string;
@@ -61,7 +61,7 @@ export interface Instance {
   endTime: string | null;
   variables: Record<string, unknown>;
   output: Record<string, unknown> | null;
-  error: InstanceError | null;
+  error: ExecutionError | null;
   /** Node instances by id (`n1`, `n2`, ...), in creation order. */
   nodes: Record<string, NodeInstance>;
   /** Number of node instances created so far: the next id is `n${nodeCount + 1}`. */
@@ -98,7 +98,7 @@ export type TriggeredBy = TriggeredByView;
 export interface RetryMark {
   readonly at: string;
   readonly by: string;
-  readonly error: InstanceError;
+  readonly error: ExecutionError;
   /** The names of the variables the retry set before the failed nodes ran again. */
   readonly set?: readonly string[];
 }
