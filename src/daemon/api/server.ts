@@ -24,7 +24,7 @@ import { RateLimiter, SharedRateLimiter } from './rate-limit.js';
 import { adminRoutes } from './routes/admin.js';
 import { metaRoutes } from './routes/meta.js';
 import { processRoutes } from './routes/process.js';
-import { recoveryRoutes } from './routes/recovery.js';
+import { recoveryRoutes } from './routes/repair.js';
 import { moveRoutes } from './routes/moves.js';
 import { failureRoutes } from './routes/failures.js';
 import { bulkRoutes } from './routes/bulk.js';

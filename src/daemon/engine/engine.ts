@@ -26,7 +26,7 @@ import type { OrganizationScope } from './scope.js';
 import type { MovingExecutions } from './cluster-port.js';
 import { recoverExecutions, recoverTaken, reindexLiveState } from './recovery.js';
 import type { Recovering } from './recovery.js';
-import { replayExecution, retryExecution, type RecoveryDeps, type RecoveryRequest } from './recovery-ops.js';
+import { replayExecution, retryExecution, type RepairDeps, type RepairRequest } from './repair.js';
 import type { HandOff } from './runner.js';
 import type { EventOutcome, MoveResult, RefusedStart, StartRequest, StepAnswer, StepInput } from './step/index.js';
 import { planMove } from './version-move.js';
@@ -192,25 +192,25 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   }
 
   /**
-   * Retries a failed execution where it failed (recovery-ops.ts). Throws INSTANCE_NOT_FOUND,
+   * Retries a failed execution where it failed (repair.ts). Throws INSTANCE_NOT_FOUND,
    * INSTANCE_NOT_FAILED, INSTANCE_IS_CHILD, VERSION_NOT_FOUND, VALIDATION_ERROR,
    * PAYLOAD_TOO_LARGE, EXECUTION_LIMIT_EXCEEDED.
    */
-  retry(req: RecoveryRequest): Promise<void> {
-    return retryExecution(this.recoveryDeps, req);
+  retry(req: RepairRequest): Promise<void> {
+    return retryExecution(this.repairDeps, req);
   }
 
   /**
-   * Starts a new execution replaying `req.processInstanceId` from `req.nodeId` (recovery-ops.ts).
+   * Starts a new execution replaying `req.processInstanceId` from `req.nodeId` (repair.ts).
    * Throws INSTANCE_NOT_FOUND, INSTANCE_IS_CHILD, VERSION_NOT_FOUND, NODE_NOT_FOUND,
    * NODE_NOT_REACHED, REPLAY_VARIABLES_UNKNOWN, VALIDATION_ERROR, PAYLOAD_TOO_LARGE,
    * EXECUTION_LIMIT_EXCEEDED.
    */
-  replay(req: RecoveryRequest & { nodeId: string }): Promise<Execution> {
-    return replayExecution(this.recoveryDeps, req);
+  replay(req: RepairRequest & { nodeId: string }): Promise<Execution> {
+    return replayExecution(this.repairDeps, req);
   }
 
-  private get recoveryDeps(): RecoveryDeps {
+  private get repairDeps(): RepairDeps {
     return { executions: this.executions, archive: this.parts.archive, step: (input, now) => this.step(input, now) };
   }
 

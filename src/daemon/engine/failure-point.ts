@@ -1,6 +1,6 @@
 /**
  * Where a failed execution stood when it failed, and what its variables were when it entered a
- * node: read from its node instances and its log (pure), for a retry (step/recovery.ts) and a
+ * node: read from its node instances and its log (pure), for a retry (step/repair.ts) and a
  * replay. A failure leaves every other active or waiting node cancelled with one reason, in the
  * lines right before the execution's last one (step/tokens.ts, finish): those are the tokens a
  * retry puts back, with the node that failed.

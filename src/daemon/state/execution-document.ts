@@ -72,7 +72,7 @@ export interface Execution {
   logs: LogLine[];
   /** Model tokens its aiTasks used, summed over their completed calls; absent before the first. */
   usage?: ExecutionUsage;
-  /** Each time an operator retried it after a failure, oldest first (records/recovery.ts); absent before the first. */
+  /** Each time an operator retried it after a failure, oldest first (records/repair.ts); absent before the first. */
   retries?: RetryMark[];
   /** The execution whose end started this one through an execution trigger, and the chain before it (execution-triggers.ts). */
   readonly triggeredBy?: TriggeredBy;

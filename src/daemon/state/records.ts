@@ -17,7 +17,7 @@ import { messageHandlers, type MessageRecord } from './records/messages.js';
 import { moveHandlers, type MoveRecord } from './records/moves.js';
 import { nodeHandlers, nodeRunOf, type NodeRecord, type NodeRun } from './records/nodes.js';
 import { nodeWaitHandlers, type NodeWaitRecord } from './records/node-waits.js';
-import { recoveryHandlers, type RecoveryRecord } from './records/recovery.js';
+import { repairHandlers, type RepairRecord } from './records/repair.js';
 import { secretHandlers, type SecretRecord } from './records/secrets.js';
 import { triggerHandlers, type TriggerRecord } from './records/triggers.js';
 
@@ -33,7 +33,7 @@ export type WfxRecord =
   | ExecutionRecord
   | NodeRecord
   | NodeWaitRecord
-  | RecoveryRecord
+  | RepairRecord
   | MessageRecord
   | TriggerRecord
   | SecretRecord
@@ -49,7 +49,7 @@ const handlers: Handlers<WfxRecord> = {
   ...executionHandlers,
   ...nodeHandlers,
   ...nodeWaitHandlers,
-  ...recoveryHandlers,
+  ...repairHandlers,
   ...messageHandlers,
   ...triggerHandlers,
   ...secretHandlers,

@@ -11,7 +11,7 @@ import { ownEntry } from '../../../shared/json-object.js';
 import type { Execution } from '../../state/state.js';
 import { readFailureChain } from '../failure-point.js';
 import { moveExecution } from '../step/move.js';
-import { ReadAgain, replay, retry } from '../step/recovery.js';
+import { ReadAgain, replay, retry } from '../step/repair.js';
 import { cancel } from '../step/start.js';
 import type { Step } from '../step/step.js';
 

@@ -47,7 +47,7 @@ import {
   type StartAnswers,
   type StartInput,
 } from './start.js';
-import { replay, retry, type RecoveryAnswers, type RecoveryInput } from './recovery.js';
+import { replay, retry, type RepairAnswers, type RepairInput } from './repair.js';
 import { Step } from './step.js';
 import { sweepExpired, type SweepInput } from './sweeps.js';
 import { fireTimer, type TimerInput } from './timers.js';
@@ -56,7 +56,7 @@ import { workDone, workFailed, workLog, type WorkInput } from './work.js';
 /** What the step takes: each kind is documented where it is decided (start.ts, answers.ts, ...). */
 export type StepInput =
   | StartInput
-  | RecoveryInput
+  | RepairInput
   | AnswerInput
   | EventInput
   | WorkInput
@@ -67,7 +67,7 @@ export type StepInput =
   | BulkInput;
 
 /** What each kind of input answers (the caller's result, once the step is durable). */
-interface Answers extends StartAnswers, RecoveryAnswers, EventAnswers, JobAnswers, MoveAnswers, BulkAnswers {
+interface Answers extends StartAnswers, RepairAnswers, EventAnswers, JobAnswers, MoveAnswers, BulkAnswers {
   answer: void;
   'work.done': void;
   'work.failed': void;
@@ -185,6 +185,6 @@ function decide(s: Step, input: StepInput): unknown {
 
 export type { FlowScope, LaunchParams, StartRequest, StepContext, StepEffect, WorkOrder } from './context.js';
 export type { EventOutcome } from './events.js';
-export { ReadAgain } from './recovery.js';
+export { ReadAgain } from './repair.js';
 export type { RefusedStart } from './start.js';
 export type { MoveResult } from './move.js';

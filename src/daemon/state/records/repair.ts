@@ -16,7 +16,7 @@ import type { Handlers } from './handlers.js';
 import { indexTaskExecution, indexTaskNode } from '../task-index.js';
 
 /** The records of recovery (WfxRecord). */
-export type RecoveryRecord =
+export type RepairRecord =
   /**
    * A failed execution runs again: Running, its error cleared and kept in `retries`, `set`
    * merged into its variables. `instance`: the execution as history holds it, when it had
@@ -40,7 +40,7 @@ export type RecoveryRecord =
     };
 
 /** The reducer's part for recovery (records.ts). */
-export const recoveryHandlers: Handlers<RecoveryRecord> = {
+export const repairHandlers: Handlers<RepairRecord> = {
   'instance.revived': (state, r) => {
     if (r.instance !== undefined && execution(state, r.instanceId) === undefined)
       ExecutionTable.of(state).put(r.instance);

@@ -1,6 +1,6 @@
 /**
  * Retry and replay as engine operations: what they need from history is read before their
- * step (a step never awaits), then the step decides (step/recovery.ts). An execution may leave
+ * step (a step never awaits), then the step decides (step/repair.ts). An execution may leave
  * the live state for history between the read and the step: the step says so (ReadAgain) and
  * the operation reads again, a bounded number of times.
  */
@@ -17,7 +17,7 @@ import { ReadAgain, type RunStep } from './step/index.js';
 const READ_ATTEMPTS = 3;
 
 /** A retry or a replay as the API asks for it. */
-export interface RecoveryRequest extends OrganizationScope {
+export interface RepairRequest extends OrganizationScope {
   readonly processInstanceId: string;
   /** Variables set first (retry), or over those of the moment (replay). */
   readonly data?: Record<string, unknown>;
@@ -26,7 +26,7 @@ export interface RecoveryRequest extends OrganizationScope {
 }
 
 /** What retry and replay need of the engine. */
-export interface RecoveryDeps {
+export interface RepairDeps {
   /** The seam before the executions: a failure's chain is one tree, ensured with its root. */
   readonly executions: Executions;
   readonly archive: ExecutionArchive;
@@ -35,9 +35,9 @@ export interface RecoveryDeps {
 
 /**
  * Retries failed execution `req.processInstanceId` where it failed. Throws INSTANCE_NOT_FOUND
- * (none the caller may see) and what the step throws (step/recovery.ts, retry).
+ * (none the caller may see) and what the step throws (step/repair.ts, retry).
  */
-export async function retryExecution(deps: RecoveryDeps, req: RecoveryRequest): Promise<void> {
+export async function retryExecution(deps: RepairDeps, req: RepairRequest): Promise<void> {
   // Held in the live state while read and retried: one that left it meanwhile would be neither.
   const release = deps.archive.hold([req.processInstanceId]);
   const releases = [release];
@@ -69,13 +69,10 @@ export async function retryExecution(deps: RecoveryDeps, req: RecoveryRequest): 
 }
 
 /**
- * Starts a replay of execution `req.processInstanceId` at `nodeId` (step/recovery.ts, replay).
+ * Starts a replay of execution `req.processInstanceId` at `nodeId` (step/repair.ts, replay).
  * Throws INSTANCE_NOT_FOUND and what the step throws.
  */
-export async function replayExecution(
-  deps: RecoveryDeps,
-  req: RecoveryRequest & { nodeId: string },
-): Promise<Execution> {
+export async function replayExecution(deps: RepairDeps, req: RepairRequest & { nodeId: string }): Promise<Execution> {
   const original = await findInstance(deps.executions, deps.archive, req, req.processInstanceId);
   if (!original) throw new WfxError('INSTANCE_NOT_FOUND', `no execution ${req.processInstanceId}`);
   return deps.step({

@@ -3,7 +3,7 @@
  * it failed (same id, variables and history; optionally with variables set first), and a
  * replay starts a new execution of the same version at a chosen node with the variables of
  * the moment the original entered it. Both decide from the live state and, for executions that
- * left it, from what the engine read from history before the step (engine/recovery-ops.ts).
+ * left it, from what the engine read from history before the step (engine/repair.ts).
  */
 import { WfxError } from '../../../shared/errors.js';
 import { cloneData, extensibleCopy, ownEntry } from '../../../shared/json-object.js';
@@ -17,7 +17,7 @@ import type { Step } from './step.js';
 import { execution } from '../../state/executions.js';
 
 /** The inputs of this file (index.ts, StepInput). */
-export type RecoveryInput =
+export type RepairInput =
   /**
    * Retries failed execution `instanceId` (see retry). `archived`: executions of its failure
    * (it, and the child whose failure failed it) read from history, by id, for those not live.
@@ -39,7 +39,7 @@ export type RecoveryInput =
     };
 
 /** What each input of this file answers. */
-export interface RecoveryAnswers {
+export interface RepairAnswers {
   retry: void;
   replay: Execution;
 }
@@ -56,7 +56,7 @@ export class ReadAgain extends Error {}
  * place (and so on down). Throws, before any record, INSTANCE_NOT_FAILED, INSTANCE_IS_CHILD,
  * VERSION_NOT_FOUND, VALIDATION_ERROR, PAYLOAD_TOO_LARGE, EXECUTION_LIMIT_EXCEEDED.
  */
-export function retry(s: Step, input: Extract<RecoveryInput, { kind: 'retry' }>): void {
+export function retry(s: Step, input: Extract<RepairInput, { kind: 'retry' }>): void {
   const find = (id: string): Execution => {
     const inst = execution(s.state, id) ?? input.archived.get(id);
     if (!inst) throw new ReadAgain(id);
@@ -78,7 +78,7 @@ export function retry(s: Step, input: Extract<RecoveryInput, { kind: 'retry' }>)
   // The chain of failures: the execution, then each child whose failure failed its parent's node.
   const chain: Execution[] = [root];
   for (let at = failurePoint(root); at.child !== null;) {
-    // Held live while read (recovery-ops.ts): one neither live nor read is gone (retention).
+    // Held live while read (repair.ts): one neither live nor read is gone (retention).
     const child = execution(s.state, at.child) ?? input.archived.get(at.child);
     if (child?.stateCd !== STATE.FAILED) break;
     chain.push(child);
@@ -118,7 +118,7 @@ export function retry(s: Step, input: Extract<RecoveryInput, { kind: 'retry' }>)
  * before any record, INSTANCE_IS_CHILD, VERSION_NOT_FOUND, NODE_NOT_FOUND, NODE_NOT_REACHED,
  * REPLAY_VARIABLES_UNKNOWN, VALIDATION_ERROR, PAYLOAD_TOO_LARGE, EXECUTION_LIMIT_EXCEEDED.
  */
-export function replay(s: Step, input: Extract<RecoveryInput, { kind: 'replay' }>): Execution {
+export function replay(s: Step, input: Extract<RepairInput, { kind: 'replay' }>): Execution {
   const { original, nodeId } = input;
   const id = original.processInstanceId;
   if (original.parentInstanceId !== null && original.parentNodeInstanceId !== undefined)
