@@ -42,7 +42,7 @@ export interface PartitionSharingOptions {
   readonly member: SharingMember;
   readonly logger: Logger;
   /** Partition 0 is free and this daemon takes it: it restarts to do so (rejoin.ts). */
-  readonly takeDirectory: () => void;
+  readonly takeCatalogue: () => void;
 }
 
 export class PartitionSharing implements PartitionMoves {
@@ -86,13 +86,13 @@ export class PartitionSharing implements PartitionMoves {
     const owner = this.options.member.id;
     if (this.closed) return;
     const plan = planShare(owner, view);
-    if (plan.takeDirectory && !store.held.includes(0)) {
+    if (plan.takeCatalogue && !store.held.includes(0)) {
       // One daemon restarts for it: the first live one, in the order every daemon reads.
       const first = [...view.members, owner].sort()[0];
       if (first === owner) {
         logger.info('sharing: partition 0 is free; restarting to take it');
         this.closed = true;
-        this.options.takeDirectory();
+        this.options.takeCatalogue();
       }
       return;
     }

@@ -22,7 +22,7 @@ export interface ShareView {
 export interface SharePlan {
   readonly drop: readonly number[];
   readonly take: readonly number[];
-  readonly takeDirectory: boolean;
+  readonly takeCatalogue: boolean;
 }
 
 /**
@@ -53,7 +53,7 @@ export function planShare(self: string, view: ShareView): SharePlan {
   const need = Math.max(0, floor - mine.length);
   const spare = Math.max(0, free.length - othersShort - need);
   const take = free.slice(0, Math.max(0, Math.min(ceil - mine.length, need + spare)));
-  return { drop, take, takeDirectory: !view.holders.has(0) };
+  return { drop, take, takeCatalogue: !view.holders.has(0) };
 }
 
 /**
@@ -65,7 +65,7 @@ export function joinShare(self: string, view: ShareView): number[] {
   const plan = planShare(self, view);
   const held: number[] = [];
   for (const [p, owner] of view.holders) if (owner === self && !plan.drop.includes(p)) held.push(p);
-  if (plan.takeDirectory) held.push(0);
+  if (plan.takeCatalogue) held.push(0);
   held.push(...plan.take);
   return held.sort((a, b) => a - b);
 }

@@ -31,9 +31,9 @@ export interface PartitionRoutingOptions {
   /** Reads who holds what again now. */
   readonly refresh: () => Promise<void>;
   /** The last entry of partition 0 (the directory) this daemon wrote or read. */
-  readonly directorySeq?: () => number;
+  readonly catalogueSeq?: () => number;
   /** Resolves once this daemon's copy of the directory has come to entry `seq`. */
-  readonly directoryAt?: (seq: number) => Promise<void>;
+  readonly catalogueAt?: (seq: number) => Promise<void>;
   /** Seconds a caller waits before it tries again. */
   readonly retryAfterSeconds: number;
   /** Signs a request counted here before it is passed on (a task answer): the holder does not count it again. */
@@ -106,7 +106,7 @@ export function installPartitionRouting(app: FastifyInstance, options: Partition
       added.onRequest = [routed, ...hookList(added.onRequest)];
       // A directory write made here for another daemon says where it is in partition 0's
       // journal: that daemon answers once its copy has it (read your writes).
-      const seq = options.directorySeq;
+      const seq = options.catalogueSeq;
       if (seq) {
         const says = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: DoneSend) => {
           if (request.headers[FORWARDED_BY] !== undefined && partitionOf(request) === 0)
@@ -186,15 +186,15 @@ function forward(
   parsed: { body: Buffer; counted: string | undefined } | null,
 ): void {
   void reply.hijack();
-  const directoryAt = options.directoryAt;
+  const catalogueAt = options.catalogueAt;
   forwardRequest(request.raw, reply.raw, {
     target,
     by: options.self,
     ...(partition === 0 &&
-      directoryAt && {
+      catalogueAt && {
         before: async (response) => {
           const seq = Number(response.headers[DIRECTORY_SEQ]);
-          if (Number.isSafeInteger(seq) && seq > 0) await directoryAt(seq);
+          if (Number.isSafeInteger(seq) && seq > 0) await catalogueAt(seq);
         },
       }),
     ...(parsed && { body: parsed.body }),

@@ -71,8 +71,8 @@ async function clusterServing(
     refresh,
     retryAfterSeconds,
     hop,
-    directorySeq: () => store.lastSeqOf(0),
-    directoryAt: async (seq) => void (await store.followedTo(seq)),
+    catalogueSeq: () => store.lastSeqOf(0),
+    catalogueAt: async (seq) => void (await store.followedTo(seq)),
   };
   const peers = new Peers({
     self: sharing.id,
@@ -110,8 +110,8 @@ async function clusterServing(
         return job === null || store.serves(partitionOfExecution(store.layout, job.instanceId));
       }),
     },
-    moves: ({ engine, takeDirectory }) =>
-      new PartitionSharing({ store, engine, member: sharing, logger, takeDirectory }),
+    moves: ({ engine, takeCatalogue }) =>
+      new PartitionSharing({ store, engine, member: sharing, logger, takeCatalogue }),
   };
 }
 

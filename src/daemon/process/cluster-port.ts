@@ -27,8 +27,8 @@ export interface ClusterServing {
   readonly engine: EngineClusterPort;
   /** The HTTP app's part (buildServer's `sharing`). */
   readonly server: SharedServing;
-  /** This daemon's partition moves; `takeDirectory` restarts the daemon to take partition 0 when it is free. */
-  moves(parts: { engine: MovingExecutions; takeDirectory: () => void }): PartitionMoves;
+  /** This daemon's partition moves; `takeCatalogue` restarts the daemon to take partition 0 when it is free. */
+  moves(parts: { engine: MovingExecutions; takeCatalogue: () => void }): PartitionMoves;
 }
 
 /** What the lifecycle of a daemon sharing a database (`--share`) is given (DaemonOptions.sharing, from rejoin.ts). */

@@ -284,7 +284,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // Up: the route validators and serializers not compiled yet are compiled now, a turn of the
     // event loop at a time.
     app.compileSchemas().catch((err: unknown) => logger.error({ err }, 'a route schema does not compile'));
-    const sharing = serving ? serving.moves({ engine, takeDirectory: () => running.rejoin() }) : null;
+    const sharing = serving ? serving.moves({ engine, takeCatalogue: () => running.rejoin() }) : null;
     const running = serve({
       options,
       directory,

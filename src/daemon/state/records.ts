@@ -9,7 +9,7 @@ import { ExecutionTable } from './execution-table.js';
 import { FileRefs } from './file-refs.js';
 import { auditHandlers, type AuditRecord } from './records/audit.js';
 import { bulkHandlers, type BulkRecord } from './records/bulk.js';
-import { directoryHandlers, type DirectoryRecord } from './records/directory.js';
+import { catalogueHandlers, type CatalogueRecord } from './records/catalogue.js';
 import { executionHandlers, type ExecutionRecord } from './records/execution.js';
 import { fileHandlers, type FileRecord } from './records/files.js';
 import type { Handlers } from './records/handlers.js';
@@ -29,7 +29,7 @@ import { triggerHandlers, type TriggerRecord } from './records/triggers.js';
  * records of their own.
  */
 export type WfxRecord =
-  | DirectoryRecord
+  | CatalogueRecord
   | ExecutionRecord
   | NodeRecord
   | NodeWaitRecord
@@ -45,7 +45,7 @@ export type WfxRecord =
 // A handler changes only the execution its record names in `instanceId` (a child's start: also
 // its parent): checkpoints copy an execution just before a record that changes it (executionsTouched).
 const handlers: Handlers<WfxRecord> = {
-  ...directoryHandlers,
+  ...catalogueHandlers,
   ...executionHandlers,
   ...nodeHandlers,
   ...nodeWaitHandlers,

@@ -10,7 +10,7 @@ function view(held: Record<string, number[]>, members = Object.keys(held)): Shar
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 t.test('a daemon alone takes every free partition, partition 0 too', async (t) => {
-  t.same(planShare('a', view({}, [])), { drop: [], take: range(1, 15), takeDirectory: true });
+  t.same(planShare('a', view({}, [])), { drop: [], take: range(1, 15), takeCatalogue: true });
   t.same(joinShare('a', view({}, [])), range(0, 15));
 });
 
@@ -18,14 +18,14 @@ t.test(
   'a daemon joining: the holder gives up to the floor first, then the newcomer takes up to the ceiling',
   async (t) => {
     const joined = view({ a: range(0, 15), b: [] });
-    t.same(planShare('a', joined), { drop: range(8, 15), take: [], takeDirectory: false });
-    t.same(planShare('b', joined), { drop: [], take: [], takeDirectory: false }, 'nothing free yet');
+    t.same(planShare('a', joined), { drop: range(8, 15), take: [], takeCatalogue: false });
+    t.same(planShare('b', joined), { drop: [], take: [], takeCatalogue: false }, 'nothing free yet');
     const given = view({ a: range(0, 7), b: [] });
     t.same(planShare('b', given).take, range(8, 15));
     t.same(joinShare('b', given), range(8, 15));
     const settled = view({ a: range(0, 7), b: range(8, 15) });
     for (const id of ['a', 'b'])
-      t.same(planShare(id, settled), { drop: [], take: [], takeDirectory: false }, `${id} stays`);
+      t.same(planShare(id, settled), { drop: [], take: [], takeCatalogue: false }, `${id} stays`);
   },
 );
 
@@ -60,7 +60,7 @@ t.test('shares converge and stay, whatever order the daemons move in', async (t)
 
 t.test('a departed daemon: its partitions, once free, go to the rest, and partition 0 is taken', async (t) => {
   const left = view({ b: range(8, 15) }, ['b', 'c']);
-  t.same(planShare('b', left), { drop: [], take: [], takeDirectory: true }, 'b is at its ceiling of 8');
+  t.same(planShare('b', left), { drop: [], take: [], takeCatalogue: true }, 'b is at its ceiling of 8');
   t.same(planShare('c', left).take, range(1, 7));
   t.same(joinShare('c', left), range(0, 7), 'a restart takes partition 0 with the free ones');
 });

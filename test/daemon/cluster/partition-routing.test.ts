@@ -45,7 +45,7 @@ async function daemon(
   holderUrl: string | null,
   /** Where the holder is once who holds what is read again (refresh). */
   readAgain: string | null = holderUrl,
-  directoryAt?: (seq: number) => Promise<void>,
+  catalogueAt?: (seq: number) => Promise<void>,
 ): Promise<{ app: FastifyInstance; stale: { count: number }; refreshed: { count: number } }> {
   const stale = { count: 0 };
   const refreshed = { count: 0 };
@@ -61,8 +61,8 @@ async function daemon(
       known = readAgain;
     },
     retryAfterSeconds: 2,
-    directorySeq: () => 7,
-    ...(directoryAt && { directoryAt }),
+    catalogueSeq: () => 7,
+    ...(catalogueAt && { catalogueAt }),
   };
   const app = Fastify();
   installPartitionRouting(app, options);

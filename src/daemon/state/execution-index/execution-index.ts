@@ -11,10 +11,10 @@ import { FLAG_CHILD, FLAG_TRIGGERED } from '../execution-summary.js';
 import type { ExecutionSummary, WaitSummary } from '../execution-summary.js';
 import type { ImageIn } from './image.js';
 import { IndexRows } from './index-rows.js';
-import type { DirectoryEntry, FlowCounts, ListQuery, WalkRow } from './row.js';
+import type { ExecutionIndexEntry, FlowCounts, ListQuery, WalkRow } from './row.js';
 import type { Subscriber, WaitingJob, WaitingTask } from './wait-kinds.js';
 
-export { ELSEWHERE, type DirectoryEntry, type FlowCounts, type ListQuery, type Location } from './row.js';
+export { ELSEWHERE, type ExecutionIndexEntry, type FlowCounts, type ListQuery, type Location } from './row.js';
 
 /** The execution index: its rows (IndexRows), and what it answers of them. */
 export class ExecutionIndex extends IndexRows {
@@ -40,7 +40,7 @@ export class ExecutionIndex extends IndexRows {
    * What the directory has of `id`, or null. Its `dueMs` is the timer still set: null once
    * `takeDue` took it, until the execution is put again.
    */
-  get(id: string): DirectoryEntry | null {
+  get(id: string): ExecutionIndexEntry | null {
     const slot = this.ids.slotOf(id);
     if (slot < 0) return null;
     const [root, parent] = this.lineage.get(slot) ?? [null, null];

@@ -18,7 +18,7 @@ export interface Location {
 export const ELSEWHERE: Location = { segment: 0, offset: 0, length: 0 };
 
 /** An execution as the directory answers for it. */
-export interface DirectoryEntry {
+export interface ExecutionIndexEntry {
   readonly summary: ExecutionSummary;
   readonly location: Location;
 }

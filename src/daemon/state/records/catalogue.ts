@@ -7,7 +7,7 @@ import type { AiProvider, ApiKey, ApiKeyStatus, Domain, Environment, FlowVersion
 import type { Handlers } from './handlers.js';
 
 /** The records of the directory (WfxRecord). */
-export type DirectoryRecord =
+export type CatalogueRecord =
   | { readonly type: 'organization.created'; readonly name: string; readonly at: string }
   | { readonly type: 'apiKey.created'; readonly key: ApiKey }
   | {
@@ -49,7 +49,7 @@ export type DirectoryRecord =
   | { readonly type: 'aiProvider.deleted'; readonly providerId: string };
 
 /** The reducer's part for the directory (records.ts). */
-export const directoryHandlers: Handlers<DirectoryRecord> = {
+export const catalogueHandlers: Handlers<CatalogueRecord> = {
   'organization.created': (state, r) => {
     state.organizations[r.name] ??= { name: r.name, createdAt: r.at };
   },
