@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { isWfxError } from '../../shared/errors.js';
 import type { WfxRecord } from '../state/records.js';
 import type { WfxState } from '../state/state.js';
-import { partitionOfExecution, SHARED_PARTITION } from '../store/pg/partition-state.js';
+import { partitionOfExecution, COMMONS_PARTITION } from '../store/pg/partition-state.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import type { Sharing } from './members.js';
 import { planShare } from './partition-plan.js';
@@ -56,7 +56,7 @@ export class PartitionSharing implements PartitionMoves {
   start(): void {
     if (this.unwatch || this.closed) return;
     // Its deletion waits for this daemon's reading (fenced-sql.ts's DELETE_COVERED).
-    this.options.member.readingShared(() => this.options.store.lastSeqOf(SHARED_PARTITION));
+    this.options.member.readingShared(() => this.options.store.lastSeqOf(COMMONS_PARTITION));
     this.unwatch = this.options.member.watch((view) => this.balance(view));
     const last = this.options.member.view();
     if (last) this.balance(last);

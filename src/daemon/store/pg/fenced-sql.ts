@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { JOURNAL_CHANNEL } from './journal-listener.js';
-import { SHARED_PARTITION } from './partition-state.js';
+import { COMMONS_PARTITION } from './partition-state.js';
 import { writeRows, type RowChanges } from './pg-execution-rows.js';
 import { inTransaction } from './transaction.js';
 
@@ -37,12 +37,12 @@ const appendStatement = (notify: boolean): string => `
     notify
       ? `, notified AS (
     SELECT pg_notify('${JOURNAL_CHANNEL}', n.partition)
-      FROM (SELECT partition::text AS partition FROM lease UNION ALL SELECT '${SHARED_PARTITION}' FROM head) n)`
+      FROM (SELECT partition::text AS partition FROM lease UNION ALL SELECT '${COMMONS_PARTITION}' FROM head) n)`
       : ''
   }
   INSERT INTO wfx_journal (partition, seq, epoch, entry, writer)
-  SELECT e.partition, CASE WHEN e.partition = ${SHARED_PARTITION} THEN (SELECT base FROM head) + e.seq ELSE e.seq END,
-         e.epoch, e.entry, CASE WHEN e.partition = ${SHARED_PARTITION} THEN $1 END
+  SELECT e.partition, CASE WHEN e.partition = ${COMMONS_PARTITION} THEN (SELECT base FROM head) + e.seq ELSE e.seq END,
+         e.epoch, e.entry, CASE WHEN e.partition = ${COMMONS_PARTITION} THEN $1 END
     FROM unnest($4::int[], $5::bigint[], $6::bigint[], $7::text[]) AS e(partition, seq, epoch, entry)
    WHERE (SELECT ok FROM fenced)${notify ? ' AND (SELECT count(*) FROM notified) >= 0' : ''}
   RETURNING partition, seq`;

@@ -8,7 +8,7 @@
  */
 import { DEFAULT_LEASE_MS } from './lease.js';
 import { JournalFollower } from './journal-follower.js';
-import { SHARED_PARTITION } from './partition-state.js';
+import { COMMONS_PARTITION } from './partition-state.js';
 import type { CheckpointedStore } from './pg-checkpoints.js';
 
 /** What of its store the following reads and calls (PgStore's fields). */
@@ -40,7 +40,7 @@ export class FollowedPartitions<S, R> {
     const { store } = this;
     if (store.alone() || this.follower) return;
     const shared = store.journal.shared;
-    const read = [...(store.lease.partitions.includes(0) ? [] : [0]), ...(shared ? [SHARED_PARTITION] : [])];
+    const read = [...(store.lease.partitions.includes(0) ? [] : [0]), ...(shared ? [COMMONS_PARTITION] : [])];
     const owner = store.options.owner;
     this.follower = JournalFollower.over(
       store.pool,
@@ -79,17 +79,17 @@ export class FollowedPartitions<S, R> {
     this.othersShared.push(listener);
   }
 
-  /** The last journal entry of `partition` (SHARED_PARTITION too) the store wrote or read. */
+  /** The last journal entry of `partition` (COMMONS_PARTITION too) the store wrote or read. */
   lastSeqOf(partition: number): number {
     const { journal, lease } = this.store;
-    if (partition === SHARED_PARTITION) return journal.shared?.seq ?? 0;
+    if (partition === COMMONS_PARTITION) return journal.shared?.seq ?? 0;
     // Partition 0 not held moves on as followed.
     if (partition === 0 && this.follower && !lease.partitions.includes(0)) return this.follower.lastSeqs.get(0) ?? 0;
     return journal.lastSeqs[partition] ?? 0;
   }
 
   /**
-   * Resolves once the store's copy of `partition` (0, or SHARED_PARTITION) has come to entry
+   * Resolves once the store's copy of `partition` (0, or COMMONS_PARTITION) has come to entry
    * `seq`: a directory write another daemon made and answered, read back here after (decision
    * 042), or every shared entry before a claim (pg-message-claims.ts). At once when it holds the
    * partition or has come there; otherwise after reading the journal (a few reads at most: the

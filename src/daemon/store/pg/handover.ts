@@ -15,7 +15,7 @@ import {
   partitionOfExecution,
   resetDerived,
   serializePartitions,
-  SHARED_PARTITION,
+  COMMONS_PARTITION,
 } from './partition-state.js';
 
 /** What of its store a handover reads and calls (PgStore's fields). */
@@ -147,7 +147,7 @@ export async function dropPartitions<S, R>(
     for (const { partition, seq, state } of snapshots) store.checkpoints.snapshotAt(partition, seq, state.length, 0);
     const from = new Map([
       [0, store.lastSeqOf(0)],
-      [SHARED_PARTITION, store.lastSeqOf(SHARED_PARTITION)],
+      [COMMONS_PARTITION, store.lastSeqOf(COMMONS_PARTITION)],
     ]);
     await store.lease.drop(dropping);
     store.followOthers(from);

@@ -15,7 +15,7 @@ import type pg from 'pg';
 import { errorMessage, WfxError } from '../../../shared/errors.js';
 import type { StoreLogger } from '../durable-store.js';
 import { JournalListener } from './journal-listener.js';
-import { replacePartition, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
+import { replacePartition, COMMONS_PARTITION, type PartitionLayout } from './partition-state.js';
 import type { ExecutionSummary } from '../../state/execution-summary.js';
 import type { ExecutionIndex } from '../../state/execution-index/execution-index.js';
 import { DirtyExecutions, holdsExecutions, readRows } from './pg-execution-rows.js';
@@ -261,7 +261,7 @@ export class JournalFollower<S, R> {
           throw new WfxError('JOURNAL_CORRUPT', `journal entry ${expected} of partition ${partition} is missing`);
         try {
           const admitted =
-            partition === SHARED_PARTITION && this.options.admitShared
+            partition === COMMONS_PARTITION && this.options.admitShared
               ? this.options.admitShared(seq, records, writer)
               : records;
           for (const record of admitted) {
@@ -309,7 +309,7 @@ export class JournalFollower<S, R> {
     );
     const row = rows[0];
     if (!row) return false;
-    if (partition === SHARED_PARTITION && this.options.sharedLive && !this.absent.has(partition))
+    if (partition === COMMONS_PARTITION && this.options.sharedLive && !this.absent.has(partition))
       throw new WfxError(
         'STORE_FAILED',
         `the shared journal was checkpointed past entry ${this.lastSeqs.get(partition)! + 1} before this daemon read it`,

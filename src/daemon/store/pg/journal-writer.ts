@@ -10,7 +10,7 @@ import type { ErrorCode, WfxError } from '../../../shared/errors.js';
 import { APPEND, APPEND_NOTIFY } from './fenced-sql.js';
 import { GroupCommit } from './group-commit.js';
 import { describePartitions, type PartitionLease } from './lease.js';
-import { cutCommit, hasShared, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
+import { cutCommit, hasShared, COMMONS_PARTITION, type PartitionLayout } from './partition-state.js';
 import type { PgStoreCounters } from './pg-store-options.js';
 import { SharedJournal } from './shared-journal.js';
 
@@ -59,7 +59,7 @@ export class JournalWriter<R> {
   ) {
     this.lastSeqs = Array.from({ length: layout.count }, (_, p) => loadedSeqs.get(p) ?? 0);
     this.shared = hasShared(layout)
-      ? new SharedJournal(layout.shared!.touched, loadedSeqs.get(SHARED_PARTITION) ?? 0)
+      ? new SharedJournal(layout.shared!.touched, loadedSeqs.get(COMMONS_PARTITION) ?? 0)
       : null;
   }
 
@@ -76,7 +76,7 @@ export class JournalWriter<R> {
     const cut = cutCommit(this.layout, serialized, records);
     for (const { partition } of cut)
       if (
-        partition !== SHARED_PARTITION &&
+        partition !== COMMONS_PARTITION &&
         ((held.length < this.layout.count && !held.includes(partition)) || this.moving.has(partition))
       )
         throw new Error(`the commit changes partition ${partition}, which this daemon does not hold`);
@@ -84,9 +84,9 @@ export class JournalWriter<R> {
     const entries = cut.map(({ partition, entry }): Entry => {
       bytes += entry.length;
       // The shared partition's are numbered by the database: 0 until then.
-      return { partition, seq: partition === SHARED_PARTITION ? 0 : ++this.lastSeqs[partition]!, entry };
+      return { partition, seq: partition === COMMONS_PARTITION ? 0 : ++this.lastSeqs[partition]!, entry };
     });
-    if (entries.some((e) => e.partition === SHARED_PARTITION)) this.shared!.appended(records);
+    if (entries.some((e) => e.partition === COMMONS_PARTITION)) this.shared!.appended(records);
     return { durable: this.batches.add(entries), bytes, entries: entries.length };
   }
 
@@ -111,14 +111,14 @@ export class JournalWriter<R> {
     if (failure) throw failure;
     // Fenced on the leases of the partitions written; a batch of shared entries alone on the
     // store's first lease, so that a daemon holding none writes nothing.
-    const written = [...new Set(entries.map((e) => e.partition).filter((p) => p !== SHARED_PARTITION))];
+    const written = [...new Set(entries.map((e) => e.partition).filter((p) => p !== COMMONS_PARTITION))];
     const partitions =
       written.length > 0
         ? written
         : [this.lease.partitions.find((p) => !this.moving.has(p)) ?? this.lease.partitions[0]!];
     let shared = 0;
-    const seqs = entries.map((e) => (e.partition === SHARED_PARTITION ? ++shared : e.seq));
-    const epochOf = (p: number): number => this.lease.epochOf(p === SHARED_PARTITION ? partitions[0]! : p);
+    const seqs = entries.map((e) => (e.partition === COMMONS_PARTITION ? ++shared : e.seq));
+    const epochOf = (p: number): number => this.lease.epochOf(p === COMMONS_PARTITION ? partitions[0]! : p);
     let result: pg.QueryResult<{ partition: number; seq: string }>;
     try {
       // Other daemons follow the shared partition and partition 0 whenever one holds partitions.
@@ -144,7 +144,7 @@ export class JournalWriter<R> {
       );
     }
     if (shared > 0) {
-      const numbered = result.rows.filter((r) => r.partition === SHARED_PARTITION).map((r) => Number(r.seq));
+      const numbered = result.rows.filter((r) => r.partition === COMMONS_PARTITION).map((r) => Number(r.seq));
       this.shared!.numberedAs(numbered.sort((a, b) => a - b));
     }
     this.counters.appends++;

@@ -3,7 +3,7 @@
  * partition, partition 0 is the whole state. With more, the executions (the state's partitioned
  * collection, by id) are spread over partitions 1..n-1 by their id (partitionOf), and partition
  * 0 holds the directory (organizations, keys, flows, settings) and the triggers' progress, and
- * the shared partition (SHARED_PARTITION) what executions share (memory, files, messages),
+ * the shared partition (COMMONS_PARTITION) what executions share (memory, files, messages),
  * which any daemon may write (decision 039). Every record changes one partition: an execution's
  * records name it, and its children are given ids in its partition.
  */
@@ -16,7 +16,7 @@ export const DEFAULT_PARTITIONS = 16;
  * The shared partition's number in the journal and the snapshots: not a lease's (no daemon
  * owns it), and apart from 0..count-1. It exists when the state is split.
  */
-export const SHARED_PARTITION = -1;
+export const COMMONS_PARTITION = -1;
 
 /** The state's collection spread over partitions, and the ids each record changes in it. */
 export interface PartitionedCollection<R> {
@@ -75,7 +75,7 @@ export function hasShared<S, R>(layout: PartitionLayout<S, R>): boolean {
 /** The partition a record changes; throws when it changes entries of two (an id drawn wrong). */
 export function partitionOfRecord<S, R>(layout: PartitionLayout<S, R>, record: R): number {
   if (!isSplit(layout)) return 0;
-  if (layout.shared?.touched(record)) return SHARED_PARTITION;
+  if (layout.shared?.touched(record)) return COMMONS_PARTITION;
   let partition = 0;
   layout.collection!.touched(record, (id) => {
     const p = partitionOf(id, layout.count);
@@ -118,10 +118,10 @@ export function serializePartitions<S, R>(
   const skip = new Set(layout.derived ?? []);
   if (layout.collection) skip.add(layout.collection.key);
   if (hasShared(layout)) for (const key of layout.shared!.keys) skip.add(key);
-  if (partitions.includes(SHARED_PARTITION) && hasShared(layout)) {
+  if (partitions.includes(COMMONS_PARTITION) && hasShared(layout)) {
     const part: Record<string, unknown> = {};
     for (const key of layout.shared!.keys) part[key] = (state as Record<string, unknown>)[key];
-    out.set(SHARED_PARTITION, JSON.stringify(part));
+    out.set(COMMONS_PARTITION, JSON.stringify(part));
   }
   if (partitions.includes(0)) {
     // Unsplit, the collection is written as null, not left out: a daemon of before the rows
@@ -160,7 +160,7 @@ export function replacePartition<S, R>(
   const holder = state as Record<string, unknown>;
   const initial = layout.initialState() as Record<string, unknown>;
   const split = isSplit(layout);
-  if (partition === SHARED_PARTITION) {
+  if (partition === COMMONS_PARTITION) {
     if (!hasShared(layout)) throw new Error('a snapshot of the shared partition in a store without one');
     const part = saved as Record<string, unknown> | null;
     if (typeof part !== 'object' || part === null) throw new Error('the shared snapshot is not an object');

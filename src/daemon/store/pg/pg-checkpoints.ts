@@ -10,7 +10,7 @@ import { putSnapshots } from './fenced-sql.js';
 import type { JournalFollower } from './journal-follower.js';
 import type { JournalWriter } from './journal-writer.js';
 import { DEFAULT_LEASE_MS, describePartitions, type PartitionLease } from './lease.js';
-import { serializePartitions, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
+import { serializePartitions, COMMONS_PARTITION, type PartitionLayout } from './partition-state.js';
 import type { PgStoreOptions } from './pg-store-options.js';
 import { holdsExecutions, serializeRows, type DirtyExecutions, type RowChanges } from './pg-execution-rows.js';
 
@@ -67,9 +67,9 @@ export class PgCheckpoints<S, R> {
     this.snapshotSizes = Array.from({ length: count }, (_, p) => loaded.snapshotSizes.get(p) ?? 0);
     this.rowCounts = Array.from({ length: count }, (_, p) => loaded.rowCounts.get(p) ?? 0);
     for (let p = 0; p < count; p++) this.sawRows(this.rowCounts[p]!, this.snapshotSizes[p]!);
-    const sharedLoaded = loaded.snapshotSizes.has(SHARED_PARTITION);
-    this.sharedSnapshotSeq = sharedLoaded ? loaded.snapshotSeqs.get(SHARED_PARTITION)! : null;
-    this.sharedSnapshotSize = loaded.snapshotSizes.get(SHARED_PARTITION) ?? 0;
+    const sharedLoaded = loaded.snapshotSizes.has(COMMONS_PARTITION);
+    this.sharedSnapshotSeq = sharedLoaded ? loaded.snapshotSeqs.get(COMMONS_PARTITION)! : null;
+    this.sharedSnapshotSize = loaded.snapshotSizes.get(COMMONS_PARTITION) ?? 0;
   }
 
   /** The checkpoint under way, if any. */
@@ -180,7 +180,7 @@ export class PgCheckpoints<S, R> {
     const states = serializePartitions(
       this.store.state,
       this.store.layout,
-      sharedAt === null ? moved : [...moved, SHARED_PARTITION],
+      sharedAt === null ? moved : [...moved, COMMONS_PARTITION],
     );
     const rows = this.rowsOf(moved);
     this.bytesSinceSnapshot = 0;
@@ -192,7 +192,7 @@ export class PgCheckpoints<S, R> {
     const snapshots = moved.map((p) => ({ partition: p, seq: seqs[p]!, epoch: this.store.lease.epochOf(p) }));
     const covered = [...snapshots];
     if (sharedAt !== null) {
-      snapshots.push({ partition: SHARED_PARTITION, seq: sharedAt, epoch: this.store.lease.epochOf(0) });
+      snapshots.push({ partition: COMMONS_PARTITION, seq: sharedAt, epoch: this.store.lease.epochOf(0) });
       if (this.sharedSnapshotSeq !== null) covered.push({ ...snapshots.at(-1)!, seq: this.sharedSnapshotSeq });
     }
     let grown: Map<number, number>;
@@ -232,7 +232,7 @@ export class PgCheckpoints<S, R> {
     }
     if (sharedAt !== null) {
       this.sharedSnapshotSeq = sharedAt;
-      this.sharedSnapshotSize = states.get(SHARED_PARTITION)!.length;
+      this.sharedSnapshotSize = states.get(COMMONS_PARTITION)!.length;
       bytes += this.sharedSnapshotSize;
     }
     // On the next turn: `checkpointing` is cleared by then, so what it wrote is clean.

@@ -9,7 +9,7 @@
  */
 import type pg from 'pg';
 import { summaryFlags, type ExecutionSummary } from '../../state/execution-summary.js';
-import { isSplit, partitionOfExecution, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
+import { isSplit, partitionOfExecution, COMMONS_PARTITION, type PartitionLayout } from './partition-state.js';
 
 /** Rows read per query while loading a partition. */
 const PAGE_ROWS = 5_000;
@@ -18,7 +18,7 @@ const WRITE_ROWS = 1_000;
 
 /** Whether partition `partition` of `layout` keeps executions (as rows): the execution partitions, or partition 0 unsplit. */
 export function holdsExecutions<S, R>(layout: PartitionLayout<S, R>, partition: number): boolean {
-  if (!layout.collection || partition === SHARED_PARTITION) return false;
+  if (!layout.collection || partition === COMMONS_PARTITION) return false;
   return partition > 0 || !isSplit(layout);
 }
 

@@ -12,7 +12,7 @@ import { JournalFollower } from './journal-follower.js';
 import { DEFAULT_LEASE_MS, PartitionLease } from './lease.js';
 import { migrate } from './migrations.js';
 import { newPool } from './pool.js';
-import { DEFAULT_PARTITIONS, hasShared, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
+import { DEFAULT_PARTITIONS, hasShared, COMMONS_PARTITION, type PartitionLayout } from './partition-state.js';
 import { heldPartitions, type PgStoreOptions } from './pg-store-options.js';
 
 /** What opening the database gave: what a PgStore is built from. */
@@ -90,7 +90,7 @@ export async function openDatabase<S, R>(
     const partitions = heldPartitions(joined ?? options.held?.(count) ?? all, count);
     // What the store reads, in the order it is applied: partition 0 (the flows executions
     // run), the shared partition, then the executions it holds. A standby follows them all.
-    const shared = hasShared(layout) ? [SHARED_PARTITION] : [];
+    const shared = hasShared(layout) ? [COMMONS_PARTITION] : [];
     const read = [0, ...shared, ...partitions.filter((p) => p !== 0)];
     // Executions load lazily (summaries, decision 077), those of the partitions held; a
     // sharing daemon's takes while running too (PgStore.take).

@@ -42,7 +42,7 @@ import { dropPartitions, takePartitions, type HandedOver } from './handover.js';
 import { openDatabase } from './pg-open.js';
 import { PgCheckpoints } from './pg-checkpoints.js';
 import type { DirtyExecutions } from './pg-execution-rows.js';
-import { partitionOfExecution, SHARED_PARTITION, type PartitionLayout } from './partition-state.js';
+import { partitionOfExecution, COMMONS_PARTITION, type PartitionLayout } from './partition-state.js';
 
 export type { PgStoreCounters, PgStoreHealth, PgStoreOptions } from './pg-store-options.js';
 export class PgStore<S, R> extends RecordStore<S, R> {
@@ -208,7 +208,7 @@ export class PgStore<S, R> extends RecordStore<S, R> {
         partitionOf: (id) => partitionOfExecution(this.layout, id),
         epochOf: (partition) => this.lease.epochOf(partition),
       },
-      (seq) => this.followedTo(seq, SHARED_PARTITION),
+      (seq) => this.followedTo(seq, COMMONS_PARTITION),
     );
   }
 
@@ -233,12 +233,12 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     return sum;
   }
 
-  /** The last journal entry of `partition` (SHARED_PARTITION too) this store wrote or read. */
+  /** The last journal entry of `partition` (COMMONS_PARTITION too) this store wrote or read. */
   lastSeqOf(partition: number): number {
     return this.followed.lastSeqOf(partition);
   }
 
-  /** Resolves once this store's copy of `partition` (0, or SHARED_PARTITION) has come to entry `seq` (FollowedPartitions.followedTo). */
+  /** Resolves once this store's copy of `partition` (0, or COMMONS_PARTITION) has come to entry `seq` (FollowedPartitions.followedTo). */
   followedTo(seq: number, partition = 0): Promise<boolean> {
     return this.followed.followedTo(seq, partition);
   }

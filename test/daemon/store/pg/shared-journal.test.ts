@@ -5,7 +5,7 @@ import { WFX_STORE, type WfxRecord } from '../../../../src/daemon/state/records.
 import { WFX_COMMONS } from '../../../../src/daemon/state/commons.js';
 import type { WfxState } from '../../../../src/daemon/state/state.js';
 import { JournalFollower } from '../../../../src/daemon/store/pg/journal-follower.js';
-import { SHARED_PARTITION } from '../../../../src/daemon/store/pg/partition-state.js';
+import { COMMONS_PARTITION } from '../../../../src/daemon/store/pg/partition-state.js';
 import { PgStore, type PgStoreOptions } from '../../../../src/daemon/store/pg/pg-store.js';
 import { SharedJournal } from '../../../../src/daemon/store/pg/shared-journal.js';
 import { eventually } from '../../../helpers/eventually.js';
@@ -55,7 +55,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
   const loaded = async (url: string) => {
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     try {
-      const copy = await JournalFollower.load(pool, { ...layout, partitions: [0, SHARED_PARTITION, 1, 2, 3] });
+      const copy = await JournalFollower.load(pool, { ...layout, partitions: [0, COMMONS_PARTITION, 1, 2, 3] });
       return copy.state;
     } finally {
       await pool.end();
@@ -72,14 +72,14 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
     t.same(
       rows.map((r) => [r.partition, Number(r.seq), JSON.parse(r.entry as string)]),
       [
-        [SHARED_PARTITION, 1, [mem('k', 'one')]],
-        [SHARED_PARTITION, 2, [mem('k', 'two'), mem('j', 'three')]],
+        [COMMONS_PARTITION, 1, [mem('k', 'one')]],
+        [COMMONS_PARTITION, 2, [mem('k', 'two'), mem('j', 'three')]],
         [0, 1, [{ op: 'dir', k: 'flow', v: 'v1' }]],
         [1, 1, [{ op: 'item', id: x, by: 1 }]],
       ],
     );
     t.same(await db.query('SELECT seq::int FROM wfx_shared_head'), [{ seq: 2 }], 'the head numbers them');
-    t.equal(a.lastSeqOf(SHARED_PARTITION), 2);
+    t.equal(a.lastSeqOf(COMMONS_PARTITION), 2);
 
     await a.checkpoint();
     const snapshot = async (p: number) =>
@@ -87,15 +87,15 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
         ((await db.query('SELECT state FROM wfx_snapshots WHERE partition = $1', [p]))[0]!.state as string) ?? 'null',
       ) as unknown;
     t.same(await snapshot(0), { dir: { flow: 'v1' } }, "partition 0's snapshot holds no shared key");
-    t.same(await snapshot(SHARED_PARTITION), { mem: { k: 'two', j: 'three' } });
+    t.same(await snapshot(COMMONS_PARTITION), { mem: { k: 'two', j: 'three' } });
     const kept = await db.query('SELECT seq::int FROM wfx_journal WHERE partition = $1 ORDER BY seq', [
-      SHARED_PARTITION,
+      COMMONS_PARTITION,
     ]);
     t.same(kept, [{ seq: 1 }, { seq: 2 }], 'the shared journal is deleted a checkpoint late');
     await a.commit(mem('j', null));
     await a.checkpoint();
     t.same(
-      await db.query('SELECT seq::int FROM wfx_journal WHERE partition = $1 ORDER BY seq', [SHARED_PARTITION]),
+      await db.query('SELECT seq::int FROM wfx_journal WHERE partition = $1 ORDER BY seq', [COMMONS_PARTITION]),
       [{ seq: 3 }],
       'up to the previous snapshot',
     );
@@ -110,7 +110,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
     await a.commit(mem('m', '5'));
     await a.checkpoint();
     const sharedKept = () =>
-      db.query('SELECT seq::int FROM wfx_journal WHERE partition = $1 ORDER BY seq', [SHARED_PARTITION]);
+      db.query('SELECT seq::int FROM wfx_journal WHERE partition = $1 ORDER BY seq', [COMMONS_PARTITION]);
     t.same(await sharedKept(), [{ seq: 4 }, { seq: 5 }], 'deleted up to what the slowest sharing daemon read');
     await db.query(`UPDATE wfx_daemons SET seen_at = now() - interval '1 hour' WHERE id = 'slow'`);
     await a.commit(mem('m', '6'));
@@ -132,7 +132,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
     t.same(again.state.mem, { k: 'two', late: 'x' }, 'the snapshot, then the entries after it');
     t.same(again.state, await loaded(db.url));
     await again.commit(mem('next', 'y'));
-    t.equal(again.lastSeqOf(SHARED_PARTITION), 10, 'numbering goes on');
+    t.equal(again.lastSeqOf(COMMONS_PARTITION), 10, 'numbering goes on');
     await again.close();
   });
 
@@ -172,13 +172,13 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
 
     // The holder of partition 0 checkpoints the shared partition: a load then starts from it.
     await a.checkpoint();
-    const snapshot = await db.query('SELECT seq::int FROM wfx_snapshots WHERE partition = $1', [SHARED_PARTITION]);
+    const snapshot = await db.query('SELECT seq::int FROM wfx_snapshots WHERE partition = $1', [COMMONS_PARTITION]);
     t.equal(snapshot.length, 1, 'written by the holder of partition 0');
     t.same((await loaded(db.url)).mem, a.state.mem);
     await b.checkpoint();
     t.same(
       (await db.query('SELECT partition FROM wfx_snapshots ORDER BY partition')).map((r) => r.partition),
-      [SHARED_PARTITION, 0, 1, 2, 3],
+      [COMMONS_PARTITION, 0, 1, 2, 3],
       'each store checkpoints the partitions it holds',
     );
   });
@@ -279,7 +279,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
       rows.map((r) => [r.partition, (JSON.parse(r.entry as string) as WfxRecord[]).map((x) => x.type)]),
       [
         [
-          SHARED_PARTITION,
+          COMMONS_PARTITION,
           [
             'memory.written',
             'file.stored',
@@ -303,7 +303,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
     t.same(Object.keys(again.state.thrown), ['t1']);
     t.same(again.state.bulks[bulk.bulkId]?.lanes, { '2': { ids: [executionId], next: 0, skipped: {}, at } });
     t.same(again.state.audit, { [auditEntry.id]: auditEntry }, 'the audit trail is in the shared partition too');
-    const shared = await db.query('SELECT state FROM wfx_snapshots WHERE partition = $1', [SHARED_PARTITION]);
+    const shared = await db.query('SELECT state FROM wfx_snapshots WHERE partition = $1', [COMMONS_PARTITION]);
     t.same(Object.keys(JSON.parse(shared[0]!.state as string) as object), [
       'memory',
       'files',
@@ -332,7 +332,7 @@ t.test('a store written by several daemons: the shared partition', { skip: POSTG
     t.same(
       rows.map((r) => [r.partition, JSON.parse(r.state as string)]),
       [
-        [SHARED_PARTITION, { mem: { k: 'snap', j: 'journal' } }],
+        [COMMONS_PARTITION, { mem: { k: 'snap', j: 'journal' } }],
         [0, { dir: { flow: 'v2' } }],
       ],
       'the next checkpoint moves it to the shared snapshot',
