@@ -4,9 +4,9 @@
  * `run` is one step (engine/step/index.ts, runStep): its records, effects and answer.
  */
 import { randomUUID } from 'node:crypto';
-import { EngineStepContext } from '../../src/daemon/engine/step-context.js';
+import { engineStepContext } from '../../src/daemon/engine/step-context.js';
 import { runStep, type StepAnswer, type StepInput, type StepResult } from '../../src/daemon/engine/step/index.js';
-import type { FileMeta, StepTracing } from '../../src/daemon/engine/step/context.js';
+import type { FileMeta, StepContext, StepTracing } from '../../src/daemon/engine/step/context.js';
 import { DEFAULT_LIMITS, type ExecutionLimits } from '../../src/daemon/engine/limits.js';
 import { nodeKey, type NodeKey } from '../../src/daemon/engine/keys.js';
 import { StartRate } from '../../src/daemon/engine/start-rate.js';
@@ -46,13 +46,13 @@ export class MemoryStep {
   readonly working = new Set<NodeKey>();
   /** The file store's files, by organization and fileId (StepContext.file). */
   readonly files = new Map<string, FileMeta>();
-  readonly ctx: EngineStepContext;
+  readonly ctx: StepContext;
   /** Ids drawn so far (countedId). */
   private ids = 0;
 
   constructor(options: MemoryStepOptions = {}) {
     const limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.ctx = new EngineStepContext({
+    this.ctx = engineStepContext({
       state: this.state,
       newInstanceId: (now) => countedId(now, ++this.ids),
       newId: (now) => countedId(now, ++this.ids),

@@ -22,8 +22,8 @@ import type { EngineOptions } from './options.js';
 import { executionSources } from './queries.js';
 import { StepRunner } from './runner.js';
 import { StartRate } from './start-rate.js';
-import { EngineStepContext } from './step-context.js';
-import type { RunStep } from './step/index.js';
+import { engineStepContext } from './step-context.js';
+import type { RunStep, StepContext } from './step/index.js';
 import { CHECK_TOUCHED_BY_ENV } from './touch-check.js';
 import { callHttp } from './work/http.js';
 import { WorkRunner } from './work-runner.js';
@@ -55,7 +55,7 @@ export interface EngineParts {
   readonly jobs: JobOperations;
   readonly work: WorkRunner;
   readonly cluster: EngineCluster | null;
-  readonly ctx: EngineStepContext;
+  readonly ctx: StepContext;
   readonly archive: ExecutionArchive;
   readonly effects: Effects;
   readonly events: EventDelivery;
@@ -104,7 +104,7 @@ export function engineParts(host: EngineHost, options: EngineOptions): EnginePar
       track: (work) => void host.track(work),
       onError: (err, what) => host.onError(err, what),
     }) ?? null;
-  const ctx = new EngineStepContext({
+  const ctx = engineStepContext({
     state: host.state,
     newInstanceId: options.store.newExecutionId ?? uuidv7,
     isWorking: (key) => work.isWorking(key),
