@@ -1,11 +1,11 @@
 /**
- * Typed-array columns of the resident directory and the strings they share: a column grows by
+ * Typed-array columns of the execution index and the strings they share: a column grows by
  * doubling and is never shrunk (slots are reused), and a repeated string is interned once and
  * kept as its number (docs/decisions/005-no-long-lived-growing-collections.md).
  */
 import type { ImageIn, ImageOut } from './image.js';
 
-/** A typed array of one of the directory's column kinds. */
+/** A typed array of one of the index's column kinds. */
 export type Column = Int32Array | Uint32Array | Uint8Array | Float64Array;
 
 /** `column` with room for `length` elements, its contents kept (itself when it has room). */

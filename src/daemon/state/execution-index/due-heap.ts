@@ -1,7 +1,7 @@
 /**
- * The directory's timers: one due time per slot in a binary min-heap of typed arrays (due
+ * The index's timers: one due time per slot in a binary min-heap of typed arrays (due
  * times, their slots, and each slot's position in the heap), so that a due time is set,
- * moved or removed in O(log n) with no object per timer. A bulk load sets them unordered
+ * moved or removed in O(log n) with no object per timer. A batch load sets them unordered
  * (`defer`) and the heap is built in one O(n) pass when it is next read.
  */
 import type { ImageIn, ImageOut } from './image.js';
@@ -93,7 +93,7 @@ export class DueHeap {
     this.count++;
   }
 
-  /** Lets `set` leave the heap unordered until it is next read (a bulk load's many sets). */
+  /** Lets `set` leave the heap unordered until it is next read (a batch load's many sets). */
   defer(): void {
     this.ordered = false;
   }
@@ -124,7 +124,7 @@ export class DueHeap {
     if (this.ordered) return;
     this.ordered = true;
     for (let at = (this.count >> 1) - 1; at >= 0; at--) this.down(at);
-    // A bulk load grew the heap by doubling: it holds what it will hold for a while, so fit it
+    // A batch load grew the heap by doubling: it holds what it will hold for a while, so fit it
     // (an eighth over) rather than keep up to twice its timers' room for good.
     const fit = this.count + (this.count >> 3) + 16;
     if (this.due.length > fit + (fit >> 2)) {

@@ -18,7 +18,7 @@ export { ELSEWHERE, type ExecutionIndexEntry, type FlowCounts, type ListQuery, t
 
 /** The execution index: its rows (IndexRows), and what it answers of them. */
 export class ExecutionIndex extends IndexRows {
-  /** The directory an image of one saved (`save`); throws RangeError when the image does not fit. */
+  /** The execution index an image of one saved (`save`); throws RangeError when the image does not fit. */
   static fromImage(inp: ImageIn): ExecutionIndex {
     const d = new ExecutionIndex(16);
     for (const part of [d.ids, d.strings, d.pairs, d.shapes, d.waits, d.heap, d.order]) part.restore(inp);
@@ -32,12 +32,12 @@ export class ExecutionIndex extends IndexRows {
       if (members === undefined) d.trees.set(root, (members = new Set()));
       members.add(slot);
     }
-    if (!inp.done) throw new RangeError('the image holds more than a directory');
+    if (!inp.done) throw new RangeError('the image holds more than an execution index');
     return d;
   }
 
   /**
-   * What the directory has of `id`, or null. Its `dueMs` is the timer still set: null once
+   * What the execution index has of `id`, or null. Its `dueMs` is the timer still set: null once
    * `takeDue` took it, until the execution is put again.
    */
   get(id: string): ExecutionIndexEntry | null {
@@ -64,7 +64,7 @@ export class ExecutionIndex extends IndexRows {
     return { summary, location: this.locationOf(id)! };
   }
 
-  /** The ids of tree `root`: the root if the directory has it, then every execution whose root it is. */
+  /** The ids of tree `root`: the root if the execution index has it, then every execution whose root it is. */
   tree(root: string): string[] {
     const out = this.has(root) ? [root] : [];
     for (const slot of this.trees.get(root) ?? []) out.push(this.ids.idOf(slot));

@@ -7,7 +7,7 @@
 import type { ImageIn, ImageOut } from './image.js';
 import { formatUuid, grown, hashUuid, parseUuid } from './columns.js';
 
-/** The ids of the directory's slots. */
+/** The ids of the index's slots. */
 export class IdTable {
   private words = new Uint32Array(64);
   /** Open addressing: slot + 1, 0 where empty; its length a power of two, at most half full. */

@@ -1,7 +1,7 @@
 /**
- * The directory's parts as an image (decision 076): its typed-array columns as they are, and
+ * The index's parts as an image (decision 076): its typed-array columns as they are, and
  * its few other values as JSON, in the order its classes save and restore them. An open that
- * finds an image of the segments it lists restores the directory from it (one read per column)
+ * finds an image of the segments it lists restores the execution index from it (one read per column)
  * instead of loading every index entry by entry. at-rest/segments/directory-image.ts writes and
  * reads the file; this module holds what each part saves.
  */

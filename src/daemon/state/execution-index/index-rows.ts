@@ -7,7 +7,7 @@
 import { STATE } from '../../../shared/api/index.js';
 import { FLAG_CHILD, summaryFlags } from '../execution-summary.js';
 import type { ExecutionSummary } from '../execution-summary.js';
-import { SegmentCodes, type SummaryColumns } from './bulk.js';
+import { SegmentCodes, type SummaryColumns } from './batch-load.js';
 import { grown, Interner, Pairs, Shapes } from './columns.js';
 import { DueHeap } from './due-heap.js';
 import { IdTable } from './id-table.js';
@@ -37,7 +37,7 @@ export class IndexRows extends SlotColumns {
   /** Slots whose timer `takeDue` took, not put again nor removed since (their due time is nowhere else). */
   protected readonly taken = new Set<number>();
 
-  /** A directory with room for `capacity` executions before its columns grow. */
+  /** An execution index with room for `capacity` executions before its columns grow. */
   constructor(capacity = 1024) {
     super();
     this.ids = new IdTable(capacity);
@@ -53,7 +53,7 @@ export class IndexRows extends SlotColumns {
     this.grow(Math.max(16, capacity));
   }
 
-  /** Saves the directory as it is (image.ts: restore with `fromImage`). */
+  /** Saves the execution index as it is (image.ts: restore with `fromImage`). */
   save(out: ImageOut): void {
     for (const part of [this.ids, this.strings, this.pairs, this.shapes, this.waits, this.heap, this.order])
       part.save(out);
@@ -62,7 +62,7 @@ export class IndexRows extends SlotColumns {
     out.value([...this.lineage].map(([slot, [root, parent]]) => [slot, root, parent]));
   }
 
-  /** Executions in the directory. */
+  /** Executions in the execution index. */
   get size(): number {
     return this.slots - this.freeCount;
   }
@@ -74,7 +74,7 @@ export class IndexRows extends SlotColumns {
     this.ids.reserve(count);
   }
 
-  /** Adds execution `summary` at `location`, or replaces what the directory had of it. */
+  /** Adds execution `summary` at `location`, or replaces what the execution index had of it. */
   put(summary: ExecutionSummary, location: Location): void {
     const r = this.row;
     r.segment = location.segment;
@@ -167,7 +167,7 @@ export class IndexRows extends SlotColumns {
     }
   }
 
-  /** Removes execution `id`; false when the directory has no such execution. */
+  /** Removes execution `id`; false when the execution index has no such execution. */
   remove(id: string): boolean {
     const slot = this.ids.slotOf(id);
     if (slot < 0) return false;
@@ -175,7 +175,7 @@ export class IndexRows extends SlotColumns {
     return true;
   }
 
-  /** Moves where the document of `id` is (a compaction copied it): false when the directory has no such execution. */
+  /** Moves where the document of `id` is (a compaction copied it): false when the execution index has no such execution. */
   relocate(id: string, location: Location): boolean {
     const slot = this.ids.slotOf(id);
     if (slot < 0) return false;
@@ -190,7 +190,7 @@ export class IndexRows extends SlotColumns {
     return true;
   }
 
-  /** Whether execution `id` is in the directory. */
+  /** Whether execution `id` is in the execution index. */
   has(id: string): boolean {
     return this.ids.slotOf(id) >= 0;
   }

@@ -1,5 +1,5 @@
 /**
- * The scratch row the directory writes an execution's fields through (directory.ts `attach`):
+ * The scratch row the execution index writes an execution's fields through (execution-index.ts `attach`):
  * strings as their interned numbers, a location checked to fit the columns.
  */
 import type { ExecutionSummary } from '../execution-summary.js';
@@ -12,12 +12,12 @@ export interface Location {
 }
 
 /**
- * No place kept: the directory's owner finds the document itself (the JSON store from the id
+ * No place kept: the index's owner finds the document itself (the JSON store from the id
  * in its segments, PostgreSQL by the row's key).
  */
 export const ELSEWHERE: Location = { segment: 0, offset: 0, length: 0 };
 
-/** An execution as the directory answers for it. */
+/** An execution as the execution index answers for it. */
 export interface ExecutionIndexEntry {
   readonly summary: ExecutionSummary;
   readonly location: Location;
@@ -41,7 +41,7 @@ export interface FlowCounts {
 /** Locations are kept as 32-bit numbers: a segment's offset past 4 GiB is refused. */
 const MAX_U32 = 0xffffffff;
 
-/** An execution's fields as `attach` writes them, strings as their numbers (one scratch row per directory). */
+/** An execution's fields as `attach` writes them, strings as their numbers (one scratch row per index). */
 export interface CodedRow {
   org: number;
   proc: number;
@@ -91,7 +91,7 @@ export function emptyRow(): CodedRow {
 }
 
 /**
- * An execution as the directory's `walk` shows it: one object refilled for each, strings
+ * An execution as the index's `walk` shows it: one object refilled for each, strings
  * decoded (interned: none made), its id and waits made only when asked (`idAt`, `waitsAt`).
  */
 export interface WalkRow {

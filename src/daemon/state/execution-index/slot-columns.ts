@@ -1,5 +1,5 @@
 /**
- * The directory's columns by slot (directory.ts extends this): what it keeps of each execution
+ * The index's columns by slot (execution-index.ts extends this): what it keeps of each execution
  * besides its id, waits and strings, each in a typed array that grows by doubling, and the free
  * slots to reuse.
  */
@@ -90,7 +90,7 @@ export class SlotColumns {
     this.waitingOnly = inp.column('Int32Array');
     const fits = slots >= 0 && slots <= capacity && freeCount >= 0 && freeCount <= this.free.length;
     if (!fits || this.bySlot().some((c) => c.length !== capacity) || this.running.length !== this.waitingOnly.length)
-      throw new RangeError('the image has directory columns that do not fit');
+      throw new RangeError('the image has index columns that do not fit');
   }
 
   private bySlot() {

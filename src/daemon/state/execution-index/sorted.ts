@@ -1,6 +1,6 @@
 /**
  * A list of numbers (slots or wait handles) kept in an order the caller defines, in one Int32Array:
- * the directory's listing (ids newest first), the input tasks of a flow (oldest first) and the
+ * the index's listing (ids newest first), the input tasks of a flow (oldest first) and the
  * jobs of an action. New entries usually come last (ids and wait times grow), so an insert is
  * an append; one out of order marks the list unsorted, and it is sorted once, when next read.
  * A removal is noted, and the list compacted when next read: an execution read back or a task
@@ -23,7 +23,7 @@ export const DROP_AT_MOST = 32_768;
  * How many of each entry a drop pass removes, by entry: a typed array read per entry of the list
  * instead of a Map lookup. Shared by every list (a pass runs synchronously, start to end) and
  * all zeros between passes. It grows (by doubling) past the largest entry dropped and is kept:
- * two bytes for each of up to twice as many slots or rows as the directory has had.
+ * two bytes for each of up to twice as many slots or rows as the execution index has had.
  */
 let marks = new Uint16Array(0);
 

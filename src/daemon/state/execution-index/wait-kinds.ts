@@ -33,7 +33,7 @@ export interface WaitingJob {
   readonly lockedUntil: number | null;
 }
 
-/** What the wait table reads of the executions (the directory's slots). */
+/** What the wait table reads of the executions (the index's slots). */
 export interface Owners {
   /** The id of the execution in `slot`. */
   idOf(slot: number): string;

@@ -1,5 +1,5 @@
 /**
- * What a bulk load of the directory reads: a segment index's columns as they are parsed
+ * What a batch load of the execution index reads: a segment index's columns as they are parsed
  * (at-rest/segments/index-codec.ts IndexDoc has this shape), read by position, so that no
  * summary object is made per entry. Strings that repeat are numbers into `strings`; times are
  * ms after `timeBase`; waits are flattened (entry i has `waits[i]` of them, in order).
@@ -42,7 +42,7 @@ export interface SummaryColumns {
   readonly removed: readonly string[];
 }
 
-/** The directory's numbers of one index's strings, each interned once, when first read. */
+/** The index's numbers of one index's strings, each interned once, when first read. */
 export class SegmentCodes {
   private readonly codes: Int32Array;
   private readonly kinds: Int8Array;
@@ -55,13 +55,13 @@ export class SegmentCodes {
     this.kinds = new Int8Array(texts.length).fill(-1);
   }
 
-  /** The directory's number of the index's string `n`. */
+  /** The execution index's number of the segment index's string `n`. */
   code(n: number): number {
     const code = this.codes[n]!;
     return code >= 0 ? code : (this.codes[n] = this.strings.code(this.texts[n]!));
   }
 
-  /** The directory's number of the index's string `n`, or -1 for null. */
+  /** The execution index's number of the segment index's string `n`, or -1 for null. */
   codeOrNone(n: number | null): number {
     return n === null ? -1 : this.code(n);
   }
