@@ -1,6 +1,6 @@
 /* Model providers for aiTask (/admin/ai-providers). Answers are types only. */
 import { Type, type Static } from './schema.js';
-import { Name, Nullable, StringEnum } from './common.js';
+import { Name, Nullable, PatchBody, StringEnum, type CatalogueEntryView } from './common.js';
 
 /** The kinds of provider: an OpenAI-compatible HTTP API, or a GGUF model file run in the daemon. */
 export const PROVIDER_KINDS = ['openai-compatible', 'local'] as const;
@@ -55,26 +55,21 @@ export type CreateProviderBody = Static<typeof CreateProviderBody>;
  * is (a provider's kind never changes); null removes an optional field (`apiKey`, `threads`,
  * `contextSize`).
  */
-export const UpdateProviderBody = Type.Object(
-  {
-    kind: Type.Optional(StringEnum(PROVIDER_KINDS)),
-    baseUrl: Type.Optional(fields.baseUrl),
-    model: Type.Optional(fields.model),
-    apiKey: Type.Optional(Nullable<string>('string', { minLength: 1, maxLength: 4000 })),
-    modelPath: Type.Optional(fields.modelPath),
-    threads: Type.Optional(Nullable<number>('integer', { minimum: 1, maximum: MAX_PROVIDER_THREADS })),
-    contextSize: Type.Optional(Nullable<number>('integer', { minimum: 64, maximum: 1_048_576 })),
-    isDefault: Type.Optional(fields.isDefault),
-  },
-  { additionalProperties: false, minProperties: 1 },
-);
+export const UpdateProviderBody = PatchBody({
+  kind: Type.Optional(StringEnum(PROVIDER_KINDS)),
+  baseUrl: Type.Optional(fields.baseUrl),
+  model: Type.Optional(fields.model),
+  apiKey: Type.Optional(Nullable<string>('string', { minLength: 1, maxLength: 4000 })),
+  modelPath: Type.Optional(fields.modelPath),
+  threads: Type.Optional(Nullable<number>('integer', { minimum: 1, maximum: MAX_PROVIDER_THREADS })),
+  contextSize: Type.Optional(Nullable<number>('integer', { minimum: 64, maximum: 1_048_576 })),
+  isDefault: Type.Optional(fields.isDefault),
+});
 export type UpdateProviderBody = Static<typeof UpdateProviderBody>;
 
 /** A provider as the API shows it: never the API key, only whether it has one. */
-export interface ProviderView {
+export interface ProviderView extends CatalogueEntryView {
   readonly providerId: string;
-  readonly name: string;
-  readonly organization: string;
   readonly kind: ProviderKind;
   /** openai-compatible only. */
   readonly baseUrl?: string;
@@ -85,8 +80,6 @@ export interface ProviderView {
   readonly contextSize?: number;
   readonly isDefault: boolean;
   readonly hasApiKey: boolean;
-  readonly createdAt: string;
-  readonly updatedAt: string;
 }
 
 /** Answer of GET /admin/ai-providers. */

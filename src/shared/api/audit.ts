@@ -1,12 +1,11 @@
 /* The audit trail (GET /admin/audit): who changed what through the API, and when. Answers are types only. */
 import { Type, type Static } from './schema.js';
-import { Name } from './common.js';
+import { Name, PageFields } from './common.js';
 
 /** Querystring of GET /admin/audit: newest first, a page at a time, with filters. */
 export const AuditListQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    ...PageFields(1000, 100),
     /** A system admin's filter on one organization (an organization's admin reads only its own). */
     organization: Type.Optional(Name),
     /** `key:<keyId>`, `oidc:<subject>`, `daemon`, or a bare key id or token subject. */

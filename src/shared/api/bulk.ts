@@ -5,7 +5,7 @@
  * added there comes along here.
  */
 import { Type, type Static, type TSchema } from './schema.js';
-import { Answer, Nullable, NullableString, Page, StringEnum, OrganizationFilter } from './common.js';
+import { Answer, Nullable, NullableString, Page, PageFields, StringEnum, OrganizationFilter } from './common.js';
 import { ExecutionListQuery, InstanceSummary } from './process.js';
 
 const { limit: _limit, cursor: _cursor, ...filters } = ExecutionListQuery.properties;
@@ -173,9 +173,7 @@ export const BulkListQuery = Type.Object(
   {
     state: Type.Optional(StringEnum(BULK_STATES)),
     organization: OrganizationFilter('bulk operations', "every one's"),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-    /** The `nextCursor` of the previous page. */
-    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    ...PageFields(200, 50),
   },
   { additionalProperties: false },
 );
@@ -197,9 +195,7 @@ export type BulkOutcome = (typeof BULK_OUTCOMES)[number];
 export const BulkResultsQuery = Type.Object(
   {
     outcome: Type.Optional(StringEnum(BULK_OUTCOMES)),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-    /** The `nextCursor` of the previous page. */
-    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    ...PageFields(1000, 100),
   },
   { additionalProperties: false },
 );

@@ -78,6 +78,32 @@ export function OrganizationFilter(what: string, everyone = 'every organization'
 export const OrganizationQuery = Type.Object({ organization: Type.Optional(Name) }, { additionalProperties: false });
 export type OrganizationQuery = Static<typeof OrganizationQuery>;
 
+/**
+ * The `limit` and `cursor` of a querystring that reads a list a page at a time: at most
+ * `maximum` items a page (`fallback` when none is asked for), after the `nextCursor` the page
+ * before gave. Spread where they stand among the querystring's properties. Pure.
+ */
+export function PageFields(maximum: number, fallback: number, cursorMaxLength = 200) {
+  return {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum, default: fallback })),
+    /** The `nextCursor` of the previous page. */
+    cursor: Type.Optional(Type.String({ maxLength: cursorMaxLength })),
+  };
+}
+
+/** Body of a PATCH: `properties` (each optional), no other, and at least one of them given. Pure. */
+export function PatchBody<P extends TProperties>(properties: P) {
+  return Type.Object(properties, { additionalProperties: false, minProperties: 1 });
+}
+
+/** What every catalogue entry named within an organization shows (a type only). */
+export interface CatalogueEntryView {
+  readonly name: string;
+  readonly organization: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
 /** Path parameter `id`: an execution or flow id. */
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 export type IdParams = Static<typeof IdParams>;

@@ -1,6 +1,6 @@
 /* Domains (/admin/domains): what external workers do for flows' domainTasks, per organization. */
 import { Type, type Static } from './schema.js';
-import { Name, NullableString } from './common.js';
+import { Name, NullableString, type CatalogueEntryView } from './common.js';
 
 /** A domain's name: as an organization's other names (`billing`, `crm.v2`). */
 export const DomainName = Name;
@@ -50,9 +50,7 @@ export const DomainParams = Type.Object({ name: Type.String({ minLength: 1, maxL
 export type DomainParams = Static<typeof DomainParams>;
 
 /** A domain as the API shows it (a type only). */
-export interface DomainView {
-  readonly name: string;
-  readonly organization: string;
+export interface DomainView extends CatalogueEntryView {
   readonly description: string | null;
   /** Action name -> its schemas (each defaulted: input `{type: object}`, output `{}`). */
   readonly actions: Readonly<
@@ -65,8 +63,6 @@ export interface DomainView {
       }
     >
   >;
-  readonly createdAt: string;
-  readonly updatedAt: string;
 }
 
 /** GET /admin/domains. */

@@ -1,6 +1,6 @@
 /* IMAP connections for email triggers (/admin/email-connections). Answers are types only. */
 import { Type, type Static } from './schema.js';
-import { Name, StringEnum } from './common.js';
+import { Name, PatchBody, StringEnum, type CatalogueEntryView } from './common.js';
 
 /** How a connection talks to its IMAP server: TLS from the start, STARTTLS, or plain (local test servers). */
 export const EMAIL_SECURITY = ['TLS', 'STARTTLS', 'NONE'] as const;
@@ -35,31 +35,24 @@ export const CreateConnectionBody = Type.Object(
 export type CreateConnectionBody = Static<typeof CreateConnectionBody>;
 
 /** Body of PATCH /admin/email-connections/{name}: at least one field. */
-export const UpdateConnectionBody = Type.Object(
-  {
-    host: Type.Optional(fields.host),
-    port: Type.Optional(fields.port),
-    security: Type.Optional(fields.security),
-    user: Type.Optional(fields.user),
-    password: Type.Optional(fields.password),
-    mailbox: Type.Optional(fields.mailbox),
-  },
-  { additionalProperties: false, minProperties: 1 },
-);
+export const UpdateConnectionBody = PatchBody({
+  host: Type.Optional(fields.host),
+  port: Type.Optional(fields.port),
+  security: Type.Optional(fields.security),
+  user: Type.Optional(fields.user),
+  password: Type.Optional(fields.password),
+  mailbox: Type.Optional(fields.mailbox),
+});
 export type UpdateConnectionBody = Static<typeof UpdateConnectionBody>;
 
 /** A connection as the API shows it: never the password. */
-export interface ConnectionView {
+export interface ConnectionView extends CatalogueEntryView {
   readonly connectionId: string;
-  readonly name: string;
-  readonly organization: string;
   readonly host: string;
   readonly port: number;
   readonly security: (typeof EMAIL_SECURITY)[number];
   readonly user: string;
   readonly mailbox: string;
-  readonly createdAt: string;
-  readonly updatedAt: string;
   readonly hasPassword: true;
   /** Its watch, as the daemon running the triggers sees it (absent where none is known). */
   readonly state?: EmailConnectionState;

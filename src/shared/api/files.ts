@@ -1,6 +1,6 @@
 /* The file store (/files): uploads, downloads and listings of an organization's files. Answers are types only. */
 import { Type, type Static } from './schema.js';
-import { Name } from './common.js';
+import { Name, PageFields } from './common.js';
 
 /** A file id: `file_` and 32 hex digits. */
 export const FILE_ID_PATTERN = '^file_[0-9a-f]{32}$';
@@ -24,8 +24,7 @@ export type FileParams = Static<typeof FileParams>;
 /** Querystring of GET /files: newest first, a page at a time. */
 export const FileListQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    ...PageFields(1000, 100),
     organization: Type.Optional(Name),
   },
   { additionalProperties: false },

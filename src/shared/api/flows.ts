@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from './schema.js';
 import type { FlowDefinition } from '../flow/types.js';
-import { Answer, ENVIRONMENTS, Items, Name, NullableString, Page, StringEnum } from './common.js';
+import { Answer, ENVIRONMENTS, Items, Name, NullableString, Page, PageFields, StringEnum } from './common.js';
 
 /** Body of POST /admin/flows: exactly one of `source` and `definition`. */
 export const PublishBody = Type.Object(
@@ -100,13 +100,7 @@ export const Activated = Answer({
 export type Activated = Static<typeof Activated>;
 
 /** Querystring of GET /process/list. */
-export const FlowPageQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-    cursor: Type.Optional(Type.String({ maxLength: 200 })),
-  },
-  { additionalProperties: false },
-);
+export const FlowPageQuery = Type.Object(PageFields(1000, 100), { additionalProperties: false });
 export type FlowPageQuery = Static<typeof FlowPageQuery>;
 
 /** A flow as GET /process/list gives it (public flows only without WORKFLOW_READ). */

@@ -1,6 +1,6 @@
 /* API keys (/admin/api-keys): roles, the permissions they carry, and the key as the API shows it. */
 import { Type, type Static } from './schema.js';
-import { Answer, Items, Name, Nullable, NullableString, StringEnum } from './common.js';
+import { Answer, Items, Name, Nullable, NullableString, PatchBody, StringEnum } from './common.js';
 
 /** Roles and the permissions they carry (SPEC.md section 6). */
 export const ROLE_PERMISSIONS = {
@@ -43,15 +43,12 @@ export const CreateKeyBody = Type.Object(
 export type CreateKeyBody = Static<typeof CreateKeyBody>;
 
 /** Body of PATCH /admin/api-keys/{keyId}: at least one of these. */
-export const UpdateKeyBody = Type.Object(
-  {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    rateLimitPerMinute: Type.Optional(Limit),
-    rateLimitPerHour: Type.Optional(Limit),
-    expiresAt: Type.Optional(ExpiresAt),
-  },
-  { additionalProperties: false, minProperties: 1 },
-);
+export const UpdateKeyBody = PatchBody({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  rateLimitPerMinute: Type.Optional(Limit),
+  rateLimitPerHour: Type.Optional(Limit),
+  expiresAt: Type.Optional(ExpiresAt),
+});
 export type UpdateKeyBody = Static<typeof UpdateKeyBody>;
 
 /** Path parameters of /admin/api-keys/{keyId}. */

@@ -1,6 +1,6 @@
 /* Durable memory of memoryAction and aiTask's chat memory, read and removed by admins (/admin/memory). Answers are types only. */
 import { Type, type Static } from './schema.js';
-import { Name } from './common.js';
+import { Name, PageFields } from './common.js';
 
 /** The longest namespace or key, in characters (the daemon's MEMORY_MAX_NAME_LENGTH). */
 export const MEMORY_NAME_MAX = 512;
@@ -12,8 +12,7 @@ export const MemoryListQuery = Type.Object(
   {
     namespace: Type.Optional(memoryName),
     prefix: Type.Optional(Type.String({ maxLength: MEMORY_NAME_MAX })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-    cursor: Type.Optional(Type.String({ maxLength: 2400 })),
+    ...PageFields(1000, 100, 2400),
     organization: Type.Optional(Name),
   },
   { additionalProperties: false },

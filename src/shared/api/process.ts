@@ -16,6 +16,7 @@ import {
   NullableString,
   OrganizationFilter,
   Page,
+  PageFields,
   StringEnum,
   type Environment,
 } from './common.js';
@@ -92,8 +93,7 @@ export const LogsHeaders = Type.Object({ 'last-event-id': Type.Optional(Type.Str
 export const InstanceListQuery = Type.Object(
   {
     stateCd: Type.Optional(Type.Integer({ minimum: 0, maximum: 3 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
-    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    ...PageFields(1000, 50),
     /** Include child executions (loop iterations, subprocesses, agents' tools); default: top-level only. */
     children: Type.Optional(Type.Boolean()),
   },
@@ -128,9 +128,7 @@ export const ExecutionListQuery = Type.Object(
      * included whatever `children` says.
      */
     rootId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-    /** The `nextCursor` of the previous page. */
-    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+    ...PageFields(200, 50),
     organization: OrganizationFilter('executions'),
   },
   { additionalProperties: false },

@@ -1,7 +1,16 @@
 /* Waiting input nodes and user tasks: GET /process/tasks lists them, POST /process/task answers one. */
 import { Type, type Static } from './schema.js';
 import type { FormField, InputType } from '../flow/types.js';
-import { Answer, ENVIRONMENTS, Nullable, NullableString, Page, StringEnum, OrganizationFilter } from './common.js';
+import {
+  Answer,
+  ENVIRONMENTS,
+  Nullable,
+  NullableString,
+  Page,
+  PageFields,
+  StringEnum,
+  OrganizationFilter,
+} from './common.js';
 
 /** Body of POST /process/task: complete (with the answer in `data`) or cancel a waiting node. */
 export const TaskAnswerBody = Type.Object(
@@ -24,8 +33,7 @@ export const TaskListQuery = Type.Object(
   {
     processId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     organization: OrganizationFilter('tasks'),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-    cursor: Type.Optional(Type.String({ maxLength: 300 })),
+    ...PageFields(1000, 100, 300),
   },
   { additionalProperties: false },
 );

@@ -1,7 +1,15 @@
 /* Webhook registrations (/admin/webhooks) and the receive endpoint (POST /webhook/receive/{token}). Answers are types only. */
 import { Type, type Static } from './schema.js';
 import { PROVIDERS, type CustomScheme, type Provider } from '../webhooks/scheme.js';
-import { ENVIRONMENTS, Items, Name, StringEnum, type Environment } from './common.js';
+import {
+  ENVIRONMENTS,
+  Items,
+  Name,
+  PatchBody,
+  StringEnum,
+  type CatalogueEntryView,
+  type Environment,
+} from './common.js';
 
 /** The environment of a webhook endpoint: ALL for a SHARED registration's one endpoint. */
 export const ENDPOINT_ENVIRONMENTS = ['ALL', ...ENVIRONMENTS] as const;
@@ -54,10 +62,7 @@ export const RegisterWebhookBody = Type.Object(
 export type RegisterWebhookBody = Static<typeof RegisterWebhookBody>;
 
 /** Body of PATCH /admin/webhooks/{name}: what may change without a new endpoint or secret. */
-export const UpdateWebhookBody = Type.Object(
-  { maxBodyBytes: Type.Optional(MaxBodyBytes) },
-  { additionalProperties: false, minProperties: 1 },
-);
+export const UpdateWebhookBody = PatchBody({ maxBodyBytes: Type.Optional(MaxBodyBytes) });
 export type UpdateWebhookBody = Static<typeof UpdateWebhookBody>;
 
 /** Body of POST /admin/webhooks/{name}/rotate. */
@@ -85,10 +90,8 @@ export const SignBody = Type.Object(
 export type SignBody = Static<typeof SignBody>;
 
 /** A registration as the API shows it: endpoints with their URLs, never a signing secret. */
-export interface WebhookView {
+export interface WebhookView extends CatalogueEntryView {
   readonly webhookId: string;
-  readonly name: string;
-  readonly organization: string;
   readonly provider: Provider;
   readonly environmentMode: 'SHARED' | 'PER_ENVIRONMENT';
   readonly authType: 'HMAC' | 'NONE';
@@ -101,8 +104,6 @@ export interface WebhookView {
     readonly url: string;
     readonly secrets: number;
   }>;
-  readonly createdAt: string;
-  readonly updatedAt: string;
 }
 
 /** What POST /admin/webhooks answers (201): each endpoint's token, URL and, this once, secret. */

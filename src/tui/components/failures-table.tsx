@@ -1,6 +1,7 @@
 import { Box, Text } from 'ink';
 import { cut, fit, relativeTime } from '../format.js';
 import type { FailureGroup } from '../hooks/use-failures.js';
+import type { ListTableProps } from './list-table-props.js';
 
 /** Lines one group takes: its row, and its newest execution's message. */
 const LINES = 2;
@@ -10,14 +11,7 @@ const LINES = 2;
  * the newest's version, how long ago the newest failed), under it the newest's message. Fits
  * 80 columns; the flow column takes what is left.
  */
-export function FailuresTable(props: {
-  readonly groups: readonly FailureGroup[];
-  readonly selected: number;
-  readonly now: Date;
-  /** Lines for the groups (the header is extra). */
-  readonly rows: number;
-  readonly width: number;
-}) {
+export function FailuresTable(props: ListTableProps & { readonly groups: readonly FailureGroup[] }) {
   const { groups, selected, now, rows, width } = props;
   const codeW = 22;
   const nodeW = 16;

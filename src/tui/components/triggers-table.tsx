@@ -1,6 +1,7 @@
 import { Box, Text } from 'ink';
 import { cut, fit, relativeTime, triggerStateView } from '../format.js';
 import type { TriggerHealth } from '../hooks/use-triggers.js';
+import type { ListTableProps } from './list-table-props.js';
 
 /** What a trigger is, in a few words: a schedule's cron, zone and missed-runs policy; a webhook's registration; an email trigger's connection. */
 export function triggerDetail(t: TriggerHealth): string {
@@ -26,14 +27,7 @@ const linesOf = (t: TriggerHealth) => (t.lastError ? 3 : 2);
  * version, environment, last and next fire relative to `now`), under it the trigger's detail,
  * and a failing or disabled trigger's last error. Fits 80 columns; the flow column grows wider.
  */
-export function TriggersTable(props: {
-  readonly triggers: readonly TriggerHealth[];
-  readonly selected: number;
-  readonly now: Date;
-  /** Lines for the triggers (the header is extra). */
-  readonly rows: number;
-  readonly width: number;
-}) {
+export function TriggersTable(props: ListTableProps & { readonly triggers: readonly TriggerHealth[] }) {
   const { triggers, selected, now, rows, width } = props;
   const flowW = Math.min(40, Math.max(16, width - 57));
   let first = 0;

@@ -25,6 +25,7 @@ import {
   type VersionInfo,
   type WithDefaults,
 } from '../../../shared/api/index.js';
+import { namedEntrySchema } from '../route-schemas.js';
 import { parseDuration } from '../../../shared/duration.js';
 import { WfxError } from '../../../shared/errors.js';
 import { ownEntry } from '../../../shared/json-object.js';
@@ -318,12 +319,7 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
 
   app.get('/admin/environments/:env/variables', {
     config: admin,
-    schema: {
-      tags: ['admin'],
-      summary: 'The {env.NAME} values of an environment',
-      params: EnvParams,
-      querystring: OrganizationQuery,
-    },
+    schema: namedEntrySchema(['admin'], 'The {env.NAME} values of an environment', EnvParams),
     handler: async (request): Promise<Variables> => {
       const organization = actingOrganization(request.caller!, request.query.organization);
       return {
@@ -336,13 +332,7 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
 
   app.put('/admin/environments/:env/variables/:name', {
     config: admin,
-    schema: {
-      tags: ['admin'],
-      summary: 'Set an {env.NAME} value',
-      params: EnvVariableParams,
-      querystring: OrganizationQuery,
-      body: SetVariableBody,
-    },
+    schema: namedEntrySchema(['admin'], 'Set an {env.NAME} value', EnvVariableParams, { body: SetVariableBody }),
     handler: async (request): Promise<VariableChanged> => {
       const name = request.params.name;
       const organization = actingOrganization(request.caller!, request.query.organization);
@@ -353,12 +343,7 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
 
   app.delete('/admin/environments/:env/variables/:name', {
     config: admin,
-    schema: {
-      tags: ['admin'],
-      summary: 'Remove an {env.NAME} value',
-      params: EnvVariableParams,
-      querystring: OrganizationQuery,
-    },
+    schema: namedEntrySchema(['admin'], 'Remove an {env.NAME} value', EnvVariableParams),
     handler: async (request): Promise<VariableChanged> => {
       const name = request.params.name;
       const organization = actingOrganization(request.caller!, request.query.organization);

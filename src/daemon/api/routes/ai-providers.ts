@@ -7,13 +7,13 @@ import {
   OrganizationQuery,
   ProviderParams,
   UpdateProviderBody,
-  type Deleted,
   type ProviderKind,
   type ProviderList,
   type ProviderTested,
   type ProviderView,
   type WithDefaults,
 } from '../../../shared/api/index.js';
+import { deleteNamedEntryRoute, namedEntrySchema } from '../route-schemas.js';
 import { WfxError } from '../../../shared/errors.js';
 import { checkProvider, modelLabelOf } from '../../ai/provider-config.js';
 import { openedProviderLookup, providerLookup, withOpenedKey } from '../../ai/lookup.js';
@@ -164,24 +164,18 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
 
   app.get('/admin/ai-providers/:name', {
     config: admin,
-    schema: {
-      tags,
-      summary: 'One model provider (no API key)',
-      params: ProviderParams,
-      querystring: OrganizationQuery,
-    },
+    schema: namedEntrySchema(tags, 'One model provider (no API key)', ProviderParams),
     handler: async (request) => view(find(request.caller!, request.params.name, request.query.organization)),
   });
 
   app.patch('/admin/ai-providers/:name', {
     config: admin,
-    schema: {
+    schema: namedEntrySchema(
       tags,
-      summary: 'Change a model provider (apiKey: null removes the key; its kind never changes)',
-      params: ProviderParams,
-      querystring: OrganizationQuery,
-      body: UpdateProviderBody,
-    },
+      'Change a model provider (apiKey: null removes the key; its kind never changes)',
+      ProviderParams,
+      { body: UpdateProviderBody },
+    ),
     handler: async (request) => {
       const { kind, ...changes } = request.body;
       hostFileAllowed(request.caller!, changes.modelPath ?? undefined);
@@ -204,24 +198,22 @@ export function aiProviderRoutes(fastify: FastifyInstance, deps: AiProviderRoute
     },
   });
 
-  app.delete('/admin/ai-providers/:name', {
+  deleteNamedEntryRoute(fastify, '/admin/ai-providers/:name', {
     config: admin,
-    schema: { tags, summary: 'Remove a model provider', params: ProviderParams, querystring: OrganizationQuery },
-    handler: async (request): Promise<Deleted> => {
-      const p = find(request.caller!, request.params.name, request.query.organization);
-      await catalogue.deleteProvider(p.providerId);
-      return { name: p.name, deleted: true };
-    },
+    tags: tags,
+    summary: 'Remove a model provider',
+    params: ProviderParams,
+    find,
+    remove: (entry) => catalogue.deleteProvider(entry.providerId),
   });
 
   app.post('/admin/ai-providers/:name/test', {
     config: admin,
-    schema: {
+    schema: namedEntrySchema(
       tags,
-      summary: 'Send a tiny prompt through a provider: model, latency, token counts and the answer',
-      params: ProviderParams,
-      querystring: OrganizationQuery,
-    },
+      'Send a tiny prompt through a provider: model, latency, token counts and the answer',
+      ProviderParams,
+    ),
     handler: async (request, reply): Promise<ProviderTested> => {
       const p = find(request.caller!, request.params.name, request.query.organization);
       if (!deps.ai) throw new WfxError('SERVICE_UNAVAILABLE', 'this daemon runs no model providers');

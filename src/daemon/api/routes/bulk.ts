@@ -14,6 +14,7 @@ import {
   ErrorRef,
   type WithDefaults,
 } from '../../../shared/api/index.js';
+import { executionsSchema } from '../route-schemas.js';
 import type { Engine } from '../../engine/engine.js';
 import { actorOf } from '../caller.js';
 import { listedOrganization } from '../organization.js';
@@ -61,12 +62,11 @@ export function bulkRoutes(fastify: FastifyInstance, deps: BulkRouteDeps): void 
 
   app.get('/process/bulk', {
     config: { auth: { permission: 'WORKFLOW_READ' } },
-    schema: {
-      tags: ['executions'],
-      summary: 'Bulk operations, newest first (running ones and the finished ones kept)',
-      querystring: BulkListQuery,
-      response: { 200: BulkPage, ...ERROR_REPLIES },
-    },
+    schema: executionsSchema(
+      'Bulk operations, newest first (running ones and the finished ones kept)',
+      { querystring: BulkListQuery },
+      BulkPage,
+    ),
     handler: async (request) => {
       const q = request.query as WithDefaults<BulkListQuery, 'limit'>;
       return bulk.list({
@@ -80,24 +80,21 @@ export function bulkRoutes(fastify: FastifyInstance, deps: BulkRouteDeps): void 
 
   app.get('/process/bulk/:bulkId', {
     config: { auth: { permission: 'WORKFLOW_READ' } },
-    schema: {
-      tags: ['executions'],
-      summary: 'A bulk operation and its progress: total, done, skipped, pending, state, ETA',
-      params: BulkIdParams,
-      response: { 200: BulkView, ...ERROR_REPLIES },
-    },
+    schema: executionsSchema(
+      'A bulk operation and its progress: total, done, skipped, pending, state, ETA',
+      { params: BulkIdParams },
+      BulkView,
+    ),
     handler: async (request) => bulk.get(request.caller!.organization, request.params.bulkId),
   });
 
   app.get('/process/bulk/:bulkId/results', {
     config: { auth: { permission: 'WORKFLOW_READ' } },
-    schema: {
-      tags: ['executions'],
-      summary: "A bulk operation's result per execution so far (DONE, or SKIPPED with a code), newest execution first",
-      params: BulkIdParams,
-      querystring: BulkResultsQuery,
-      response: { 200: BulkResultPage, ...ERROR_REPLIES },
-    },
+    schema: executionsSchema(
+      "A bulk operation's result per execution so far (DONE, or SKIPPED with a code), newest execution first",
+      { params: BulkIdParams, querystring: BulkResultsQuery },
+      BulkResultPage,
+    ),
     handler: async (request) => {
       const q = request.query as WithDefaults<BulkResultsQuery, 'limit'>;
       return bulk.results(request.caller!.organization, request.params.bulkId, {
@@ -110,12 +107,11 @@ export function bulkRoutes(fastify: FastifyInstance, deps: BulkRouteDeps): void 
 
   app.post('/process/bulk/:bulkId/cancel', {
     config: { auth: { permission: 'WORKFLOW_PUBLISH' } },
-    schema: {
-      tags: ['executions'],
-      summary: 'Cancel a running bulk operation: no chunk starts after this; what was done stays done',
-      params: BulkIdParams,
-      response: { 200: BulkView, ...ERROR_REPLIES },
-    },
+    schema: executionsSchema(
+      'Cancel a running bulk operation: no chunk starts after this; what was done stays done',
+      { params: BulkIdParams },
+      BulkView,
+    ),
     handler: async (request) =>
       bulk.cancel(request.caller!.organization, request.params.bulkId, actorOf(request.caller!)),
   });

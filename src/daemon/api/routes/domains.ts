@@ -9,6 +9,7 @@ import {
   type DomainList,
   type DomainView,
 } from '../../../shared/api/index.js';
+import { namedEntrySchema } from '../route-schemas.js';
 import { WfxError } from '../../../shared/errors.js';
 import { checkNoJobsLeft, domainNamed, domainOf, domainView } from '../../jobs/domains.js';
 import type { WfxRecord } from '../../state/records.js';
@@ -49,13 +50,12 @@ export function domainRoutes(fastify: FastifyInstance, deps: DomainRouteDeps): v
 
   app.put('/admin/domains/:name', {
     config: { auth: { permission: 'WORKFLOW_PUBLISH' as const } },
-    schema: {
+    schema: namedEntrySchema(
       tags,
-      summary: 'Register a domain (or replace it): its actions and their input and output JSON Schemas',
-      params: DomainParams,
-      querystring: OrganizationQuery,
-      body: RegisterDomainBody,
-    },
+      'Register a domain (or replace it): its actions and their input and output JSON Schemas',
+      DomainParams,
+      { body: RegisterDomainBody },
+    ),
     handler: async (request): Promise<DomainView> => {
       const name = checkedName(request.params.name);
       const organization = actingOrganization(request.caller!, request.query.organization);
@@ -83,19 +83,14 @@ export function domainRoutes(fastify: FastifyInstance, deps: DomainRouteDeps): v
 
   app.get('/admin/domains/:name', {
     config: { auth: { permission: 'WORKFLOW_READ' as const } },
-    schema: { tags, summary: 'One domain and its actions', params: DomainParams, querystring: OrganizationQuery },
+    schema: namedEntrySchema(tags, 'One domain and its actions', DomainParams),
     handler: async (request): Promise<DomainView> =>
       domainView(find(actingOrganization(request.caller!, request.query.organization), request.params.name)),
   });
 
   app.delete('/admin/domains/:name', {
     config: { auth: { permission: 'WORKFLOW_PUBLISH' as const } },
-    schema: {
-      tags,
-      summary: 'Delete a domain (refused while jobs of it wait)',
-      params: DomainParams,
-      querystring: OrganizationQuery,
-    },
+    schema: namedEntrySchema(tags, 'Delete a domain (refused while jobs of it wait)', DomainParams),
     handler: async (request): Promise<Deleted> => {
       const organization = actingOrganization(request.caller!, request.query.organization);
       const name = find(organization, request.params.name).name;

@@ -8,9 +8,9 @@ import {
   UpdateConnectionBody,
   type ConnectionView,
   type EmailConnectionState,
-  type Deleted,
   type WithDefaults,
 } from '../../../shared/api/index.js';
+import { deleteNamedEntryRoute, namedEntrySchema } from '../route-schemas.js';
 import { WfxError } from '../../../shared/errors.js';
 import { uuidv7 } from '../../state/ids.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
@@ -109,25 +109,19 @@ export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConne
 
   app.get('/admin/email-connections/:name', {
     config: admin,
-    schema: {
-      tags: ['email'],
-      summary: 'One IMAP connection (no password)',
-      params: ConnectionParams,
-      querystring: OrganizationQuery,
-    },
+    schema: namedEntrySchema(['email'], 'One IMAP connection (no password)', ConnectionParams),
     handler: async (request) =>
       view(find(request.caller!, request.params.name, request.query.organization), deps.stateOf),
   });
 
   app.patch('/admin/email-connections/:name', {
     config: admin,
-    schema: {
-      tags: ['email'],
-      summary: 'Change an IMAP connection (host, port, security, user, password, mailbox)',
-      params: ConnectionParams,
-      querystring: OrganizationQuery,
-      body: UpdateConnectionBody,
-    },
+    schema: namedEntrySchema(
+      ['email'],
+      'Change an IMAP connection (host, port, security, user, password, mailbox)',
+      ConnectionParams,
+      { body: UpdateConnectionBody },
+    ),
     handler: async (request) => {
       const c = find(request.caller!, request.params.name, request.query.organization);
       const { password, ...changes } = request.body;
@@ -142,18 +136,12 @@ export function emailConnectionRoutes(fastify: FastifyInstance, deps: EmailConne
     },
   });
 
-  app.delete('/admin/email-connections/:name', {
+  deleteNamedEntryRoute(fastify, '/admin/email-connections/:name', {
     config: admin,
-    schema: {
-      tags: ['email'],
-      summary: 'Remove an IMAP connection',
-      params: ConnectionParams,
-      querystring: OrganizationQuery,
-    },
-    handler: async (request): Promise<Deleted> => {
-      const c = find(request.caller!, request.params.name, request.query.organization);
-      await catalogue.deleteConnection(c.connectionId);
-      return { name: c.name, deleted: true };
-    },
+    tags: ['email'],
+    summary: 'Remove an IMAP connection',
+    params: ConnectionParams,
+    find,
+    remove: (entry) => catalogue.deleteConnection(entry.connectionId),
   });
 }

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
-import { ERROR_REPLIES, FailureGroups, FailuresQuery, type WithDefaults } from '../../../shared/api/index.js';
+import { FailureGroups, FailuresQuery, type WithDefaults } from '../../../shared/api/index.js';
+import { executionsSchema } from '../route-schemas.js';
 import { WfxError } from '../../../shared/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import type { OtherDaemons } from '../cluster-port.js';
@@ -20,12 +21,11 @@ export function failureRoutes(fastify: FastifyInstance, deps: FailureRouteDeps):
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get('/process/failures', {
     config: { auth: { permission: 'WORKFLOW_READ' } },
-    schema: {
-      tags: ['executions'],
-      summary: 'Failed executions grouped by flow, failure code and node, each with its count and newest execution',
-      querystring: FailuresQuery,
-      response: { 200: FailureGroups, ...ERROR_REPLIES },
-    },
+    schema: executionsSchema(
+      'Failed executions grouped by flow, failure code and node, each with its count and newest execution',
+      { querystring: FailuresQuery },
+      FailureGroups,
+    ),
     handler: (request) => {
       const caller = request.caller!;
       const q = request.query as WithDefaults<FailuresQuery, 'limit' | 'children' | 'sort'>;

@@ -14,6 +14,7 @@ import {
   type MemoryPage,
   type WithDefaults,
 } from '../../../shared/api/index.js';
+import { namedEntrySchema } from '../route-schemas.js';
 import { WfxError } from '../../../shared/errors.js';
 import { type MEMORY_MAX_NAME_LENGTH, memoryEntry, type MemoryEntry } from '../../state/memory.js';
 import type { WfxRecord } from '../../state/records.js';
@@ -163,12 +164,7 @@ export function memoryRoutes(fastify: FastifyInstance, deps: MemoryRouteDeps): v
 
   app.get('/admin/memory/:namespace/:key', {
     config: admin,
-    schema: {
-      tags,
-      summary: 'One live memory entry and its value',
-      params: MemoryParams,
-      querystring: OrganizationQuery,
-    },
+    schema: namedEntrySchema(tags, 'One live memory entry and its value', MemoryParams),
     handler: async (request): Promise<MemoryEntryView> => {
       const { namespace, key } = request.params;
       const organization = actingOrganization(request.caller!, request.query.organization);
@@ -179,7 +175,7 @@ export function memoryRoutes(fastify: FastifyInstance, deps: MemoryRouteDeps): v
 
   app.delete('/admin/memory/:namespace/:key', {
     config: admin,
-    schema: { tags, summary: 'Forget a memory entry', params: MemoryParams, querystring: OrganizationQuery },
+    schema: namedEntrySchema(tags, 'Forget a memory entry', MemoryParams),
     handler: async (request): Promise<MemoryDeleted> => {
       const { namespace, key } = request.params;
       const organization = actingOrganization(request.caller!, request.query.organization);

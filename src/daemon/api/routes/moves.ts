@@ -6,7 +6,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
-import { ERROR_REPLIES, IdParams, MoveBody, Moved } from '../../../shared/api/index.js';
+import { IdParams, MoveBody, Moved } from '../../../shared/api/index.js';
+import { executionsSchema } from '../route-schemas.js';
 import type { Engine } from '../../engine/engine.js';
 import { actorOf } from '../caller.js';
 
@@ -19,13 +20,11 @@ export function moveRoutes(fastify: FastifyInstance, deps: MoveRouteDeps): void 
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.post('/process/instance/:id/move', {
     config: { auth: { permission: 'WORKFLOW_PUBLISH' } },
-    schema: {
-      tags: ['executions'],
-      summary: 'Move a running execution to another published version of its flow (dryRun: check only)',
-      params: IdParams,
-      body: MoveBody,
-      response: { 200: Moved, ...ERROR_REPLIES },
-    },
+    schema: executionsSchema(
+      'Move a running execution to another published version of its flow (dryRun: check only)',
+      { params: IdParams, body: MoveBody },
+      Moved,
+    ),
     handler: async (request): Promise<Moved> => {
       const caller = request.caller!;
       const dryRun = request.body.dryRun === true;

@@ -25,6 +25,7 @@ import {
   type InstanceView,
   type WithDefaults,
 } from '../../../shared/api/index.js';
+import { executionsSchema } from '../route-schemas.js';
 import { WfxError } from '../../../shared/errors.js';
 import { extensibleCopy, ownEntry } from '../../../shared/json-object.js';
 import type { Engine } from '../../engine/engine.js';
@@ -162,12 +163,11 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
 
   app.post('/process/event', {
     config: { auth: { permission: 'WORKFLOW_EXECUTE' } },
-    schema: {
-      tags: ['executions'],
-      summary: 'Deliver a message or signal to waiting catch events',
-      body: EventBody,
-      response: { 200: EventDelivered, ...ERROR_REPLIES },
-    },
+    schema: executionsSchema(
+      'Deliver a message or signal to waiting catch events',
+      { body: EventBody },
+      EventDelivered,
+    ),
     handler: async (request, reply) => {
       const caller = request.caller!;
       const b = request.body;
@@ -200,12 +200,7 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
 
   app.post('/process/instance/:id/cancel', {
     config: { auth: { permission: 'WORKFLOW_EXECUTE' } },
-    schema: {
-      tags: ['executions'],
-      summary: 'Cancel a running execution',
-      params: IdParams,
-      response: { 200: Cancelled, ...ERROR_REPLIES },
-    },
+    schema: executionsSchema('Cancel a running execution', { params: IdParams }, Cancelled),
     handler: async (request) => {
       await engine.cancel({ organization: request.caller!.organization, processInstanceId: request.params.id });
       return { processInstanceId: request.params.id, status: 'cancelled' };
@@ -282,12 +277,11 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
 
   app.get('/process/tasks', {
     config: { auth: { permission: 'WORKFLOW_READ' } },
-    schema: {
-      tags: ['executions'],
-      summary: 'Input nodes and user tasks waiting for POST /process/task, oldest waiting first',
-      querystring: TaskListQuery,
-      response: { 200: TaskPage, ...ERROR_REPLIES },
-    },
+    schema: executionsSchema(
+      'Input nodes and user tasks waiting for POST /process/task, oldest waiting first',
+      { querystring: TaskListQuery },
+      TaskPage,
+    ),
     handler: async (request) => {
       const caller = request.caller!;
       const q = request.query as WithDefaults<TaskListQuery, 'limit'>;

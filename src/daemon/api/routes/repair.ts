@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
-import { ERROR_REPLIES, IdParams, ReplayBody, Replayed, RetryBody, Retried } from '../../../shared/api/index.js';
+import { IdParams, ReplayBody, Replayed, RetryBody, Retried } from '../../../shared/api/index.js';
+import { executionsSchema } from '../route-schemas.js';
 import type { Engine } from '../../engine/engine.js';
 import { actorOf } from '../caller.js';
 
@@ -16,13 +17,11 @@ export function recoveryRoutes(fastify: FastifyInstance, deps: RecoveryRouteDeps
 
   app.post('/process/instance/:id/retry', {
     config: { auth: { permission: 'WORKFLOW_EXECUTE' } },
-    schema: {
-      tags: ['executions'],
-      summary: 'Retry a failed execution where it failed (same id), optionally with variables set first',
-      params: IdParams,
-      body: RetryBody,
-      response: { 200: Retried, ...ERROR_REPLIES },
-    },
+    schema: executionsSchema(
+      'Retry a failed execution where it failed (same id), optionally with variables set first',
+      { params: IdParams, body: RetryBody },
+      Retried,
+    ),
     handler: async (request) => {
       const caller = request.caller!;
       await engine.retry({
@@ -37,13 +36,11 @@ export function recoveryRoutes(fastify: FastifyInstance, deps: RecoveryRouteDeps
 
   app.post('/process/instance/:id/replay', {
     config: { auth: { permission: 'WORKFLOW_EXECUTE' } },
-    schema: {
-      tags: ['executions'],
-      summary: 'Start a new execution of the same version at a node, with the variables the original had there',
-      params: IdParams,
-      body: ReplayBody,
-      response: { 200: Replayed, ...ERROR_REPLIES },
-    },
+    schema: executionsSchema(
+      'Start a new execution of the same version at a node, with the variables the original had there',
+      { params: IdParams, body: ReplayBody },
+      Replayed,
+    ),
     handler: async (request) => {
       const caller = request.caller!;
       const inst = await engine.replay({

@@ -9,12 +9,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import {
   DeliveryParams,
-  OrganizationQuery,
   WebhookParams,
   type DeliveryDetail,
   type DeliveryList,
   type DeliveryRecord,
 } from '../../../shared/api/index.js';
+import { namedEntrySchema } from '../route-schemas.js';
 import { WfxError } from '../../../shared/errors.js';
 import type { WfxRecord } from '../../state/records.js';
 import { WEBHOOK_LOG_SIZE, type WebhookRegistration, type WfxState } from '../../state/state.js';
@@ -52,12 +52,11 @@ export function webhookDeliveryRoutes(fastify: FastifyInstance, deps: WebhookDel
 
   app.get('/admin/webhooks/:name/deliveries', {
     config: admin,
-    schema: {
-      tags: ['webhooks'],
-      summary: 'The last deliveries, newest first: signature verdict, event, what started, or why nothing did',
-      params: WebhookParams,
-      querystring: OrganizationQuery,
-    },
+    schema: namedEntrySchema(
+      ['webhooks'],
+      'The last deliveries, newest first: signature verdict, event, what started, or why nothing did',
+      WebhookParams,
+    ),
     handler: async (request): Promise<DeliveryList> => {
       const w = find(request.caller!, request.params.name, request.query.organization);
       const pending = Object.values(state.pendingDeliveries)
@@ -78,12 +77,11 @@ export function webhookDeliveryRoutes(fastify: FastifyInstance, deps: WebhookDel
 
   app.get('/admin/webhooks/:name/deliveries/stream', {
     config: admin,
-    schema: {
-      tags: ['webhooks'],
-      summary: "A registration's deliveries as they are processed, as Server-Sent Events (`event: delivery`)",
-      params: WebhookParams,
-      querystring: OrganizationQuery,
-    },
+    schema: namedEntrySchema(
+      ['webhooks'],
+      "A registration's deliveries as they are processed, as Server-Sent Events (`event: delivery`)",
+      WebhookParams,
+    ),
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const { name } = request.params as { name: string };
       const w = find(request.caller!, name, (request.query as { organization?: string }).organization);
@@ -115,13 +113,11 @@ export function webhookDeliveryRoutes(fastify: FastifyInstance, deps: WebhookDel
 
   app.get('/admin/webhooks/:name/deliveries/:deliveryId', {
     config: admin,
-    schema: {
-      tags: ['webhooks'],
-      summary:
-        'One delivery: its record and, while kept, its headers (no signature or credential header) and body (payload)',
-      params: DeliveryParams,
-      querystring: OrganizationQuery,
-    },
+    schema: namedEntrySchema(
+      ['webhooks'],
+      'One delivery: its record and, while kept, its headers (no signature or credential header) and body (payload)',
+      DeliveryParams,
+    ),
     handler: async (request): Promise<DeliveryDetail> => {
       const w = find(request.caller!, request.params.name, request.query.organization);
       const record = logOf(w).find((r) => r.deliveryId === request.params.deliveryId);
@@ -133,13 +129,11 @@ export function webhookDeliveryRoutes(fastify: FastifyInstance, deps: WebhookDel
 
   app.post('/admin/webhooks/:name/deliveries/:deliveryId/redeliver', {
     config: admin,
-    schema: {
-      tags: ['webhooks'],
-      summary:
-        "Process a verified delivery's kept payload again as a new delivery (redeliveryOf), starting the flows subscribed now; no duplicate check",
-      params: DeliveryParams,
-      querystring: OrganizationQuery,
-    },
+    schema: namedEntrySchema(
+      ['webhooks'],
+      "Process a verified delivery's kept payload again as a new delivery (redeliveryOf), starting the flows subscribed now; no duplicate check",
+      DeliveryParams,
+    ),
     handler: async (request, reply) => {
       const caller = request.caller!;
       const w = find(caller, request.params.name, request.query.organization);

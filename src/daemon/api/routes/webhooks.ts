@@ -9,7 +9,6 @@ import {
   SignBody,
   UpdateWebhookBody,
   WebhookParams,
-  type Deleted,
   type EndpointEnvironment,
   type RegisteredWebhook,
   type Rotated,
@@ -18,6 +17,7 @@ import {
   type WebhookView,
   type WithDefaults,
 } from '../../../shared/api/index.js';
+import { deleteNamedEntryRoute, namedEntrySchema } from '../route-schemas.js';
 import { parseDuration } from '../../../shared/duration.js';
 import { wayOut } from '../../triggers/webhook-route.js';
 import { WfxError } from '../../../shared/errors.js';
@@ -189,25 +189,19 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
 
   app.get('/admin/webhooks/:name', {
     config: admin,
-    schema: {
-      tags: ['webhooks'],
-      summary: 'One webhook registration (no secrets)',
-      params: WebhookParams,
-      querystring: OrganizationQuery,
-    },
+    schema: namedEntrySchema(['webhooks'], 'One webhook registration (no secrets)', WebhookParams),
     handler: async (request) =>
       view(find(request.caller!, request.params.name, request.query.organization), baseUrlOf(request)),
   });
 
   app.patch('/admin/webhooks/:name', {
     config: admin,
-    schema: {
-      tags: ['webhooks'],
-      summary: "Change a registration's limits (maxBodyBytes); its endpoints and secrets stay",
-      params: WebhookParams,
-      querystring: OrganizationQuery,
-      body: UpdateWebhookBody,
-    },
+    schema: namedEntrySchema(
+      ['webhooks'],
+      "Change a registration's limits (maxBodyBytes); its endpoints and secrets stay",
+      WebhookParams,
+      { body: UpdateWebhookBody },
+    ),
     handler: async (request) => {
       const w = find(request.caller!, request.params.name, request.query.organization);
       const webhook: WebhookRegistration = { ...w, ...request.body, updatedAt: now().toISOString() };
@@ -216,31 +210,23 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
     },
   });
 
-  app.delete('/admin/webhooks/:name', {
+  deleteNamedEntryRoute(fastify, '/admin/webhooks/:name', {
     config: admin,
-    schema: {
-      tags: ['webhooks'],
-      summary: 'Delete a webhook registration (its endpoints stop at once)',
-      params: WebhookParams,
-      querystring: OrganizationQuery,
-    },
-    handler: async (request): Promise<Deleted> => {
-      const w = find(request.caller!, request.params.name, request.query.organization);
-      await catalogue.deleteWebhook(w.webhookId);
-      return { name: w.name, deleted: true };
-    },
+    tags: ['webhooks'],
+    summary: 'Delete a webhook registration (its endpoints stop at once)',
+    params: WebhookParams,
+    find,
+    remove: (entry) => catalogue.deleteWebhook(entry.webhookId),
   });
 
   app.post('/admin/webhooks/:name/rotate', {
     config: admin,
-    schema: {
-      tags: ['webhooks'],
-      summary:
-        'Rotate the signing secret: the new one is in this answer only; the previous one keeps working for previousValidFor',
-      params: WebhookParams,
-      querystring: OrganizationQuery,
-      body: RotateBody,
-    },
+    schema: namedEntrySchema(
+      ['webhooks'],
+      'Rotate the signing secret: the new one is in this answer only; the previous one keeps working for previousValidFor',
+      WebhookParams,
+      { body: RotateBody },
+    ),
     handler: async (request): Promise<Rotated> => {
       const body = request.body as WithDefaults<RotateBody, 'previousValidFor'>;
       const w = find(request.caller!, request.params.name, request.query.organization);
@@ -280,13 +266,12 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
 
   app.post('/admin/webhooks/:name/sign', {
     config: admin,
-    schema: {
-      tags: ['webhooks'],
-      summary: 'Sign a test payload as the provider would (wfx webhooks send); the secret never leaves the daemon',
-      params: WebhookParams,
-      querystring: OrganizationQuery,
-      body: SignBody,
-    },
+    schema: namedEntrySchema(
+      ['webhooks'],
+      'Sign a test payload as the provider would (wfx webhooks send); the secret never leaves the daemon',
+      WebhookParams,
+      { body: SignBody },
+    ),
     handler: async (request): Promise<Signed> => {
       const w = find(request.caller!, request.params.name, request.query.organization);
       const environment = request.body.environment ?? (w.environmentMode === 'SHARED' ? 'ALL' : 'DEVELOPMENT');
