@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { WfxClient } from '../../src/client/client.js';
+import { wfxJsonStore } from '../../src/daemon/engine/executions-at-rest.js';
 import { WFX_STORE, type WfxRecord } from '../../src/daemon/state/records.js';
 import { WFX_COMMONS } from '../../src/daemon/state/commons.js';
 import type { WfxState } from '../../src/daemon/state/state.js';
@@ -148,7 +149,8 @@ t.test(
     t.equal((await wfxIn(['daemon', 'stop'], { cwd })).code, 0);
     // As an earlier version left it: a provider in the snapshot, the rest in the journal.
     const [provider, ...rest] = plainRecords(s, ai.baseUrl);
-    const old = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...WFX_STORE });
+    // As the daemon opens it: a data directory it made keeps its executions in segments.
+    const old = await Store.open<WfxState, WfxRecord>({ dir: dataDir, ...wfxJsonStore() });
     await old.commit(provider!);
     await old.checkpoint();
     await old.commit(...rest);
