@@ -9,6 +9,7 @@ import { editText } from '../text-edit.js';
 import type { ExecutionSummary } from '../types.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
 import { cursorAt, moveCursor } from '../cursor.js';
+import { listTable } from '../components/list-table-props.js';
 import { Detail, type DetailFocus } from './execution-detail.js';
 import { Answering, uploader } from './tasks-screen.js';
 import type { Task } from '../hooks/use-tasks.js';
@@ -246,10 +247,7 @@ export function ExecutionsScreen(
       ) : (
         <ExecutionsTable
           items={shown}
-          selected={cursorAt(selected, shown.length)}
-          now={now}
-          rows={Math.max(3, rows - 6)}
-          width={width}
+          {...listTable(selected, shown.length, now, Math.max(3, rows - 6), width)}
           empty={
             filtered && items.length > 0 ? `none of the ${items.length} executions match the filters` : 'no executions'
           }

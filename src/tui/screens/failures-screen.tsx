@@ -5,6 +5,7 @@ import { ExecutionsTable } from '../components/executions-table.js';
 import { FailuresTable } from '../components/failures-table.js';
 import { KeyBar } from '../components/key-bar.js';
 import { cursorAt, moveCursor } from '../cursor.js';
+import { listTable } from '../components/list-table-props.js';
 import { cut } from '../format.js';
 import { useFailures, useGroupExecutions, type FailureGroup } from '../hooks/use-failures.js';
 import { useWidth } from '../hooks/use-width.js';
@@ -60,13 +61,7 @@ export function FailuresScreen(props: ScreenProps & { readonly refreshMs?: numbe
             <Text color="red">✖ {data.total}</Text> failed execution{data.total === 1 ? '' : 's'} in {data.groupCount}{' '}
             group{data.groupCount === 1 ? '' : 's'} by flow, code and node · the largest first
           </Text>
-          <FailuresTable
-            groups={groups}
-            selected={cursorAt(selected, groups.length)}
-            now={now}
-            rows={Math.max(2, rows - 5)}
-            width={width}
-          />
+          <FailuresTable groups={groups} {...listTable(selected, groups.length, now, Math.max(2, rows - 5), width)} />
         </>
       ) : (
         !error && <Text dimColor>loading the failures…</Text>
@@ -143,10 +138,7 @@ function GroupView(props: {
           {data ? (
             <ExecutionsTable
               items={items}
-              selected={cursorAt(selected, items.length)}
-              now={now}
-              rows={Math.max(3, rows - 7)}
-              width={width}
+              {...listTable(selected, items.length, now, Math.max(3, rows - 7), width)}
               empty="none of them is failed now (retried, or gone from history)"
             />
           ) : (
