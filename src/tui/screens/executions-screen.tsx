@@ -4,6 +4,7 @@ import { ExecutionsTable } from '../components/executions-table.js';
 import { KeyBar } from '../components/key-bar.js';
 import { InputLine } from '../components/input-line.js';
 import { cut } from '../format.js';
+import { useOpened } from '../hooks/use-opened.js';
 import { useWidth } from '../hooks/use-width.js';
 import { editText } from '../text-edit.js';
 import type { ExecutionSummary } from '../types.js';
@@ -66,10 +67,8 @@ export function ExecutionsScreen(
   const [flow, setFlow] = useState<string | null>(null);
   const [search, setSearch] = useState('');
   const [searching, setSearching] = useState(false);
-  // The executions opened, the list's first: enter on a child opens it over its parent, esc goes back.
-  const [opened, setOpened] = useState<readonly string[]>([]);
-  const open = opened.at(-1) ?? null;
-  const [childCursor, setChildCursor] = useState(0);
+  const opened = useOpened();
+  const { open } = opened;
   const [confirm, setConfirm] = useState<Confirming | null>(null);
   const [focus, setFocus] = useState<DetailFocus>('nodes');
   const [answering, setAnswering] = useState<Task | null>(null);
@@ -78,8 +77,7 @@ export function ExecutionsScreen(
   const { toOpen = null, onOpened } = props;
   useEffect(() => {
     if (toOpen === null) return;
-    setOpened([toOpen]);
-    setChildCursor(0);
+    opened.openFromList(toOpen);
     onOpened?.();
   }, [toOpen, onOpened]);
   const shown = items.filter(
@@ -148,8 +146,7 @@ export function ExecutionsScreen(
         if (key.tab) setFocus(focus === 'log' ? 'nodes' : 'log');
         if (input === 'v') setFocus('variables');
         if (key.escape || key.backspace || key.leftArrow) {
-          setOpened((o) => o.slice(0, -1));
-          setChildCursor(0);
+          opened.back();
           setFocus('nodes');
         }
         return;
@@ -171,10 +168,7 @@ export function ExecutionsScreen(
         onToggleChildren();
         setSelected(0);
       }
-      if (key.return && current) {
-        setOpened([current.processInstanceId]);
-        setChildCursor(0);
-      }
+      if (key.return && current) opened.openFromList(current.processInstanceId);
     },
     { isActive: active },
   );
@@ -228,12 +222,9 @@ export function ExecutionsScreen(
             logRows={Math.max(3, rows - 16)}
             width={width}
             active={active && !confirm && !answering}
-            cursor={childCursor}
-            onCursor={setChildCursor}
-            onOpen={(child) => {
-              setOpened((o) => [...o, child]);
-              setChildCursor(0);
-            }}
+            cursor={opened.childCursor}
+            onCursor={opened.setChildCursor}
+            onOpen={opened.openChild}
             focus={focus}
             onWaiting={setWaitsOnTask}
             onAnswer={(task) => {
