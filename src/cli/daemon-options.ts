@@ -38,6 +38,9 @@ export function parseMegabytes(value: string): number {
   return Math.floor(n * 1024 * 1024);
 }
 
+/** `--max-file-size`'s help, shared by `daemon start` and `dev`. */
+export const MAX_FILE_SIZE_HELP = 'the largest file the file store takes, in megabytes (default 25)';
+
 /**
  * A duration flag's value (72h, 3d, PT72H) in milliseconds when `fits` takes it; otherwise (or
  * unreadable) a usage error saying what `expected`.
@@ -56,6 +59,9 @@ function parseDurationFlag(value: string, fits: (ms: number) => boolean, expecte
 export function parseReplayWindow(value: string): number {
   return parseDurationFlag(value, (ms) => ms > 0, 'must be a positive duration, e.g. 72h or 3d');
 }
+
+/** `--webhook-replay-window`'s help, shared by `daemon start` and `dev`. */
+export const REPLAY_WINDOW_HELP = 'how long a webhook delivery id makes a replay a duplicate (default 72h)';
 
 /** `--lease`: how long a daemon's lease on its database lasts unrenewed, 1s to 10m. */
 export function parseLease(value: string): number {

@@ -5,6 +5,7 @@
  */
 import lazy, { ErrorBoundary } from 'preact-iso/lazy';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso/router';
+import type { ComponentType } from 'preact';
 import { useEffect, useMemo, useRef } from 'preact/hooks';
 import { LiveEvents } from './api/live-events.js';
 import { EventsContext } from './components/events-context.js';
@@ -60,6 +61,31 @@ function NotFound() {
   );
 }
 
+/** The console's pages by path, tried in this order: the first that matches is shown. */
+const ROUTES: ReadonlyArray<readonly [path: string, page: ComponentType]> = [
+  ['/', Home],
+  ['/sign-in', SignInPage],
+  ['/executions', ExecutionsPage],
+  ['/executions/:id', ExecutionPage],
+  ['/failures', FailuresPage],
+  ['/compare', ComparePage],
+  ['/flows', FlowsPage],
+  ['/flows/:processId', FlowPage],
+  [ADMIN_BASE, AdminHome],
+  [`${ADMIN_BASE}/workers`, WorkersPage],
+  [`${ADMIN_BASE}/providers`, ProvidersPage],
+  [`${ADMIN_BASE}/memory`, MemoryAdminPage],
+  [`${ADMIN_BASE}/keys`, KeysPage],
+  [`${ADMIN_BASE}/sessions`, SessionsPage],
+  ['/flows/:processId/run', RunPage],
+  ['/bulk', BulkListPage],
+  ['/bulk/:bulkId', BulkPage],
+  ['/triggers', TriggersPage],
+  ['/triggers/webhooks/:name', WebhookPage],
+  ['/tasks', TasksPage],
+  ['/tasks/:id/:nodeId', TasksPage],
+];
+
 /** The page around the routes. */
 function Shell() {
   const { path } = useLocation();
@@ -79,27 +105,10 @@ function Shell() {
       <main id="main" tabIndex={-1} ref={main}>
         <ErrorBoundary>
           <Router onRouteChange={onRouteChange}>
-            <Route path="/" component={Home} />
-            <Route path="/sign-in" component={SignInPage} />
-            <Route path="/executions" component={ExecutionsPage} />
-            <Route path="/executions/:id" component={ExecutionPage} />
-            <Route path="/failures" component={FailuresPage} />
-            <Route path="/compare" component={ComparePage} />
-            <Route path="/flows" component={FlowsPage} />
-            <Route path="/flows/:processId" component={FlowPage} />
-            <Route path={ADMIN_BASE} component={AdminHome} />
-            <Route path={`${ADMIN_BASE}/workers`} component={WorkersPage} />
-            <Route path={`${ADMIN_BASE}/providers`} component={ProvidersPage} />
-            <Route path={`${ADMIN_BASE}/memory`} component={MemoryAdminPage} />
-            <Route path={`${ADMIN_BASE}/keys`} component={KeysPage} />
-            <Route path={`${ADMIN_BASE}/sessions`} component={SessionsPage} />
-            <Route path="/flows/:processId/run" component={RunPage} />
-            <Route path="/bulk" component={BulkListPage} />
-            <Route path="/bulk/:bulkId" component={BulkPage} />
-            <Route path="/triggers" component={TriggersPage} />
-            <Route path="/triggers/webhooks/:name" component={WebhookPage} />
-            <Route path="/tasks" component={TasksPage} />
-            <Route path="/tasks/:id/:nodeId" component={TasksPage} />
+            {/* No key: a page two paths share (TasksPage) stays mounted going from one to the other. */}
+            {ROUTES.map(([path, page]) => (
+              <Route path={path} component={page} />
+            ))}
             <Route default component={NotFound} />
           </Router>
         </ErrorBoundary>

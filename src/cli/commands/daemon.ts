@@ -13,6 +13,7 @@ import { dataDirPaths } from '../../shared/data-dir.js';
 import { WfxError } from '../../shared/errors.js';
 import { dataDirOf, globals, printJson, type CliContext } from '../context.js';
 import {
+  MAX_FILE_SIZE_HELP,
   parseAllow,
   parseDeny,
   parseDepth,
@@ -20,6 +21,7 @@ import {
   parsePort,
   parsePositive,
   parseReplayWindow,
+  REPLAY_WINDOW_HELP,
   storeOptions,
   secretsOptions,
   auditArgs,
@@ -62,16 +64,8 @@ export function registerDaemon(program: Command, ctx: CliContext): void {
         'how deep untrusted JSON (request bodies, payloads, work results) may nest (default 64)',
         parseDepth,
       )
-      .option(
-        '--max-file-size <MiB>',
-        'the largest file the file store takes, in megabytes (default 25)',
-        parseMegabytes,
-      )
-      .option(
-        '--webhook-replay-window <duration>',
-        'how long a webhook delivery id makes a replay a duplicate (default 72h)',
-        parseReplayWindow,
-      )
+      .option('--max-file-size <MiB>', MAX_FILE_SIZE_HELP, parseMegabytes)
+      .option('--webhook-replay-window <duration>', REPLAY_WINDOW_HELP, parseReplayWindow)
       .option(
         '--http-deny <cidrs>',
         'CIDRs serviceTask may never connect to, comma-separated (default $WFX_HTTP_DENY)',

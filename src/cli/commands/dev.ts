@@ -5,7 +5,14 @@ import type { Command } from 'commander';
 import { launchDaemon } from '../../daemon/process/launcher.js';
 import { isFlowFile } from '../../shared/flow/files.js';
 import type { CliContext } from '../context.js';
-import { parseDepth, parseMegabytes, parsePort, parseReplayWindow } from '../daemon-options.js';
+import {
+  MAX_FILE_SIZE_HELP,
+  parseDepth,
+  parseMegabytes,
+  parsePort,
+  parseReplayWindow,
+  REPLAY_WINDOW_HELP,
+} from '../daemon-options.js';
 import { addRunFlags, runOptions, type RunFlags } from '../run-flags.js';
 
 /**
@@ -22,16 +29,8 @@ export function registerDev(program: Command, ctx: CliContext): void {
       .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 7878)
       .option('--host <host>', 'address to listen on', '127.0.0.1')
       .option('--max-json-depth <n>', 'how deep untrusted JSON may nest (default 64)', parseDepth)
-      .option(
-        '--max-file-size <MiB>',
-        'the largest file the file store takes, in megabytes (default 25)',
-        parseMegabytes,
-      )
-      .option(
-        '--webhook-replay-window <duration>',
-        'how long a webhook delivery id makes a replay a duplicate (default 72h)',
-        parseReplayWindow,
-      )
+      .option('--max-file-size <MiB>', MAX_FILE_SIZE_HELP, parseMegabytes)
+      .option('--webhook-replay-window <duration>', REPLAY_WINDOW_HELP, parseReplayWindow)
       .option('--http-deny <cidrs>', 'CIDRs serviceTask may never connect to, comma-separated (default $WFX_HTTP_DENY)')
       .option(
         '--http-allow <cidrs>',

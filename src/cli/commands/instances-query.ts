@@ -28,20 +28,30 @@ export function parseInstant(value: string): string {
 }
 
 /**
- * Adds the selection flags (GET /process/instances' filters: flow, version, state, environment,
- * failure code, failed node, correlation key, started between, organization, children, tree) to `command`.
+ * Adds the filters `instances list` takes as the selection flags do: state, environment, failure
+ * code, failed node (its value named `nodeValue` in the help) and correlation key, in that order.
  */
-export function addSelectionOptions(command: Command): Command {
+export function addExecutionFilters(command: Command, nodeValue = '<node>'): Command {
   return command
-    .option('--flow <processId>', 'only executions of this flow')
-    .option('--version <n>', 'only executions of this flow version')
     .addOption(new Option('--state <state>', 'only executions in this state').choices([...STATE_NAMES]))
     .addOption(
       new Option('--env <environment>', 'only executions in this environment').choices(['DEVELOPMENT', 'PRODUCTION']),
     )
     .option('--error-code <code>', 'only failed executions with this failure code')
-    .option('--failed-node <node>', 'only failed executions that failed at this node')
-    .option('--correlation-key <key>', 'only executions with this correlation key')
+    .option(`--failed-node ${nodeValue}`, 'only failed executions that failed at this node')
+    .option('--correlation-key <key>', 'only executions with this correlation key');
+}
+
+/**
+ * Adds the selection flags (GET /process/instances' filters: flow, version, state, environment,
+ * failure code, failed node, correlation key, started between, organization, children, tree) to `command`.
+ */
+export function addSelectionOptions(command: Command): Command {
+  return addExecutionFilters(
+    command
+      .option('--flow <processId>', 'only executions of this flow')
+      .option('--version <n>', 'only executions of this flow version'),
+  )
     .option('--started-after <instant>', 'only executions started at or after this instant (ISO)', parseInstant)
     .option('--started-before <instant>', 'only executions started before this instant (ISO)', parseInstant)
     .option('--org <organization>', "system keys: only this organization's executions (default: every one's)")

@@ -1,11 +1,10 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { childTree, CLI_TREE_LIMITS, type ChildGroup } from '../../client/child-tree.js';
 import { STATE_NAMES, STATUS_NAMES, waitingFor } from '../../client/describe.js';
 import { formatTranscriptLine, nodeOpen, transcriptLines, transcriptSummary } from '../../client/transcript.js';
 import {
   EXECUTION_STATES,
   type AgentState,
-  type Environment,
   type InstanceSummary,
   type InstanceView,
   type NodeView,
@@ -20,38 +19,30 @@ import { registerRecovery } from './instances-recovery.js';
 import { registerInstancesMove } from './instances-move.js';
 import { registerFailures } from './instances-failures.js';
 import { addBulkOptions, cancelTree, isBulk, registerBulk, runBulk, type BulkFlags } from './instances-bulk.js';
-import { hasSelection } from './instances-query.js';
+import { addExecutionFilters, hasSelection, type SelectionOptions } from './instances-query.js';
 
 /** The most `wfx instances list --limit` takes, and the executions it asks for at a time (GET /process/instances' most). */
 const LIST_MAX = 1000;
 const PAGE = 200;
 
-interface ListOptions {
-  readonly state?: (typeof STATE_NAMES)[number];
-  readonly env?: Environment;
-  readonly errorCode?: string;
-  readonly failedNode?: string;
-  readonly correlationKey?: string;
+interface ListOptions extends Pick<
+  SelectionOptions,
+  'state' | 'env' | 'errorCode' | 'failedNode' | 'correlationKey' | 'all' | 'root'
+> {
   readonly limit: number;
-  readonly all?: boolean;
-  readonly root?: string;
 }
 
 /** `wfx instances list|get|cancel|retry|replay|move|failures`. */
 export function registerInstances(program: Command, ctx: CliContext): void {
   const instances = program.command('instances').description('list, inspect, cancel, retry and replay executions');
 
-  instances
-    .command('list')
-    .description('executions, newest first (of one flow, or of every flow)')
-    .argument('[flow]', 'only this flow (its processId or its name)')
-    .addOption(new Option('--state <state>', 'only executions in this state').choices([...STATE_NAMES]))
-    .addOption(
-      new Option('--env <environment>', 'only executions in this environment').choices(['DEVELOPMENT', 'PRODUCTION']),
-    )
-    .option('--error-code <code>', 'only failed executions with this failure code')
-    .option('--failed-node <nodeId>', 'only failed executions that failed at this node')
-    .option('--correlation-key <key>', 'only executions with this correlation key')
+  addExecutionFilters(
+    instances
+      .command('list')
+      .description('executions, newest first (of one flow, or of every flow)')
+      .argument('[flow]', 'only this flow (its processId or its name)'),
+    '<nodeId>',
+  )
     .option('--limit <n>', 'at most this many', wholeNumber(1, LIST_MAX), 50)
     .option('--all', "child executions too (loop iterations, subprocesses, agents' tools); default: top-level only")
     .option(

@@ -7,8 +7,7 @@ import { useState } from 'preact/hooks';
 import type { InstanceView } from '../../shared/api/process.js';
 import { calls } from '../../shared/api/calls/index.js';
 import { useApi } from '../hooks/use-api.js';
-import { durationBetween, formatTime } from '../model/format.js';
-import { StateBadge } from './state-badge.js';
+import { ExecutionCells } from './execution-cells.js';
 
 /** The comparison page of `a` with `b`. */
 export function compareHref(a: string, b: string): string {
@@ -54,14 +53,7 @@ function RecentRuns({ a, run }: { readonly a: string; readonly run: InstanceView
                 <code>{e.processInstanceId}</code>
               </td>
               <td>{e.processVersion}</td>
-              <td>
-                <StateBadge state={e.state} />
-              </td>
-              <td>
-                <time dateTime={e.startTime}>{formatTime(e.startTime)}</time>
-              </td>
-              <td>{durationBetween(e.startTime, e.endTime, now)}</td>
-              <td>{e.correlationKey ?? ''}</td>
+              <ExecutionCells e={e} now={now} />
               <td>
                 <a href={compareHref(a, e.processInstanceId)} aria-label={`Compare with ${e.processInstanceId}`}>
                   Compare
@@ -72,6 +64,31 @@ function RecentRuns({ a, run }: { readonly a: string; readonly run: InstanceView
         </tbody>
       </table>
     </div>
+  );
+}
+
+/** Props of IdField. */
+type IdFieldProps = {
+  readonly label: string;
+  readonly name: string;
+  /** The id as typed so far. */
+  readonly value: string;
+  readonly onInput: (text: string) => void;
+};
+
+/** A field to paste an execution's id in: no spelling check, no autocomplete. */
+function IdField({ label, name, value, onInput }: IdFieldProps) {
+  return (
+    <label>
+      {label}
+      <input
+        name={name}
+        value={value}
+        spellcheck={false}
+        autoComplete="off"
+        onInput={(e) => onInput(e.currentTarget.value)}
+      />
+    </label>
   );
 }
 
@@ -112,28 +129,8 @@ export function ComparePicker({ a }: Props) {
       <section aria-labelledby="paste-title">
         <h2 id="paste-title">{a ? 'Or with an execution by its id' : 'Executions to compare'}</h2>
         <form class="compare-form" onSubmit={submit}>
-          {!a && (
-            <label>
-              Execution A
-              <input
-                name="a"
-                value={typedA}
-                spellcheck={false}
-                autoComplete="off"
-                onInput={(e) => setTypedA(e.currentTarget.value)}
-              />
-            </label>
-          )}
-          <label>
-            {a ? 'Execution id' : 'Execution B'}
-            <input
-              name="b"
-              value={typedB}
-              spellcheck={false}
-              autoComplete="off"
-              onInput={(e) => setTypedB(e.currentTarget.value)}
-            />
-          </label>
+          {!a && <IdField label="Execution A" name="a" value={typedA} onInput={setTypedA} />}
+          <IdField label={a ? 'Execution id' : 'Execution B'} name="b" value={typedB} onInput={setTypedB} />
           <button type="submit">Compare</button>
         </form>
         {problem && (

@@ -6,8 +6,7 @@
 import type { TargetedKeyboardEvent } from 'preact';
 import { useLocation } from 'preact-iso/router';
 import type { InstanceSummary } from '../../shared/api/process.js';
-import { durationBetween, formatTime } from '../model/format.js';
-import { StateBadge } from './state-badge.js';
+import { ExecutionCells } from './execution-cells.js';
 
 /** Props of ExecutionRows. */
 type Props = {
@@ -109,14 +108,7 @@ function Row({
       </td>
       <td>{e.processVersion}</td>
       <td>{e.environment?.toLowerCase() ?? ''}</td>
-      <td>
-        <StateBadge state={e.state} />
-      </td>
-      <td>
-        <time dateTime={e.startTime}>{formatTime(e.startTime)}</time>
-      </td>
-      <td>{durationBetween(e.startTime, e.endTime, now)}</td>
-      <td>{e.correlationKey ?? ''}</td>
+      <ExecutionCells e={e} now={now} />
       <td>{e.errorCode ? <code>{e.errorCode}</code> : ''}</td>
     </tr>
   );

@@ -23,6 +23,36 @@ type Props = {
 /** The form's id: `/` focuses its first field (pages/executions-page.tsx). */
 export const FILTERS_FORM_ID = 'filters';
 
+/** Props of ChoiceFilter. */
+type ChoiceProps<T extends string> = {
+  readonly label: string;
+  /** The query parameter. */
+  readonly name: string;
+  /** The value chosen now; undefined: any. */
+  readonly value: T | undefined;
+  readonly values: readonly T[];
+  /** What a value reads as. */
+  readonly text: (value: T) => string;
+  readonly onChange: () => void;
+};
+
+/** A filter chosen from a few values (or any), applied as soon as it changes. */
+function ChoiceFilter<T extends string>({ label, name, value, values, text, onChange }: ChoiceProps<T>) {
+  return (
+    <label>
+      {label}
+      <select name={name} defaultValue={value ?? ''} onChange={onChange}>
+        <option value="">any</option>
+        {values.map((v) => (
+          <option key={v} value={v}>
+            {text(v)}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 /** The filters as a form. */
 export function FiltersForm({ filters, flows, onApply }: Props) {
   const form = useRef<HTMLFormElement>(null);
@@ -82,28 +112,22 @@ export function FiltersForm({ filters, flows, onApply }: Props) {
           placeholder="any"
         />
       </label>
-      <label>
-        Environment
-        <select name="environment" defaultValue={filters.environment ?? ''} onChange={choose}>
-          <option value="">any</option>
-          {ENVIRONMENT_NAMES.map((e) => (
-            <option key={e} value={e}>
-              {e.toLowerCase()}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        State
-        <select name="state" defaultValue={filters.state ?? ''} onChange={choose}>
-          <option value="">any</option>
-          {STATE_NAMES.map((s) => (
-            <option key={s} value={s}>
-              {EXECUTION_STATES[s].word}
-            </option>
-          ))}
-        </select>
-      </label>
+      <ChoiceFilter
+        label="Environment"
+        name="environment"
+        value={filters.environment}
+        values={ENVIRONMENT_NAMES}
+        text={(e) => e.toLowerCase()}
+        onChange={choose}
+      />
+      <ChoiceFilter
+        label="State"
+        name="state"
+        value={filters.state}
+        values={STATE_NAMES}
+        text={(s) => EXECUTION_STATES[s].word}
+        onChange={choose}
+      />
       <label>
         Failure code
         <input name="errorCode" defaultValue={filters.errorCode ?? ''} placeholder="any" autocomplete="off" />

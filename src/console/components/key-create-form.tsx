@@ -54,6 +54,33 @@ export function SecretOnce({ created, onDone }: { readonly created: CreatedKey; 
   );
 }
 
+/** Props of RateLimitField. */
+type RateLimitProps = {
+  /** The limit's period: its label and its input's id name it. */
+  readonly per: 'minute' | 'hour';
+  /** The field's text: a whole number, or empty for no limit. */
+  readonly value: string;
+  readonly onInput: (text: string) => void;
+};
+
+/** One of the key's rate limits: its label and number input, two cells of the form's grid. */
+function RateLimitField({ per, value, onInput }: RateLimitProps) {
+  const id = `key-per-${per}`;
+  return (
+    <>
+      <label for={id}>{`Requests per ${per}`}</label>
+      <input
+        id={id}
+        type="number"
+        min={0}
+        placeholder="no limit"
+        value={value}
+        onInput={(e) => onInput(e.currentTarget.value)}
+      />
+    </>
+  );
+}
+
 /** The form that makes a key. */
 export function KeyCreateForm({ system, onCreated }: Props) {
   const [name, setName] = useState('');
@@ -119,24 +146,8 @@ export function KeyCreateForm({ system, onCreated }: Props) {
             </label>
           </>
         )}
-        <label for="key-per-minute">Requests per minute</label>
-        <input
-          id="key-per-minute"
-          type="number"
-          min={0}
-          placeholder="no limit"
-          value={perMinute}
-          onInput={(e) => setPerMinute(e.currentTarget.value)}
-        />
-        <label for="key-per-hour">Requests per hour</label>
-        <input
-          id="key-per-hour"
-          type="number"
-          min={0}
-          placeholder="no limit"
-          value={perHour}
-          onInput={(e) => setPerHour(e.currentTarget.value)}
-        />
+        <RateLimitField per="minute" value={perMinute} onInput={setPerMinute} />
+        <RateLimitField per="hour" value={perHour} onInput={setPerHour} />
         <label for="key-expires">Expires in</label>
         <input
           id="key-expires"

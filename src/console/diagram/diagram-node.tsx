@@ -39,14 +39,26 @@ type Props = {
  * attribute's name is case-sensitive (`tabIndex` makes nothing focusable).
  */
 
-/** Enter and Space act as a click (the node is a button). */
-function activate(fn: () => void) {
-  return (e: TargetedKeyboardEvent<SVGElement>) => {
-    if (e.key !== 'Enter' && e.key !== ' ') return;
-    e.preventDefault();
-    e.stopPropagation();
-    fn();
-  };
+/**
+ * The props that make an SVG group a button that calls `fn` (a node, its body's toggle, a
+ * boundary event): focusable, called by a click or by Enter and Space, and the event stops
+ * there, so that no element around it takes it too.
+ */
+function asButton(fn: () => void) {
+  return {
+    tabindex: 0,
+    role: 'button',
+    onClick: (e: MouseEvent) => {
+      e.stopPropagation();
+      fn();
+    },
+    onKeyDown: (e: TargetedKeyboardEvent<SVGElement>) => {
+      if (e.key !== 'Enter' && e.key !== ' ') return;
+      e.preventDefault();
+      e.stopPropagation();
+      fn();
+    },
+  } as const;
 }
 
 /** The event circle: thin for a start, thick for an end, double for one in between. */
@@ -148,16 +160,10 @@ export function DiagramNode({ placed, scopeKey, hasRun, mark = null, selected, o
       <g
         class={classes}
         transform={`translate(${cx} ${cy})`}
-        tabindex={0}
-        role="button"
+        {...asButton(() => onSelect(node.id))}
         aria-label={mark ? markedLabel(node, mark) : nodeLabel(node, hasRun, placed.body !== null)}
         aria-pressed={selected === node.id}
         data-node-path={`${scopeKey}${node.id}`}
-        onClick={(e) => {
-          e.stopPropagation();
-          onSelect(node.id);
-        }}
-        onKeyDown={activate(() => onSelect(node.id))}
       >
         <title>{`${node.name} (${node.type})`}</title>
         {node.shape === 'event' && <EventShape node={node} r={hw} />}
@@ -216,15 +222,9 @@ export function DiagramNode({ placed, scopeKey, hasRun, mark = null, selected, o
         <g
           class="dtoggle"
           transform={`translate(${cx + hw - 36} ${cy - hh + 8})`}
-          tabindex={0}
-          role="button"
+          {...asButton(() => onToggle(node.id))}
           aria-expanded={placed.body !== null}
           aria-label={`${placed.body ? 'Close' : 'Open'} the body of ${node.name}`}
-          onClick={(e) => {
-            e.stopPropagation();
-            onToggle(node.id);
-          }}
-          onKeyDown={activate(() => onToggle(node.id))}
         >
           <title>{placed.body ? 'Close the body' : 'Open the body'}</title>
           <rect x="0" y="0" width="18" height="18" rx="4" />
@@ -236,16 +236,10 @@ export function DiagramNode({ placed, scopeKey, hasRun, mark = null, selected, o
           key={boundary.id}
           class={`dboundary state-${boundary.state ?? 'none'} ${boundary.fired ? 'fired' : ''} ${selected === boundary.id ? 'selected' : ''}`}
           transform={`translate(${bx} ${by})`}
-          tabindex={0}
-          role="button"
+          {...asButton(() => onSelect(boundary.id))}
           aria-label={boundaryLabel(boundary, hasRun)}
           aria-pressed={selected === boundary.id}
           data-node-path={`${scopeKey}${boundary.id}`}
-          onClick={(e) => {
-            e.stopPropagation();
-            onSelect(boundary.id);
-          }}
-          onKeyDown={activate(() => onSelect(boundary.id))}
         >
           <title>{`${boundary.name} (${boundary.event} boundary event${boundary.fired ? ', fired' : ''})`}</title>
           <circle class="focus-ring" r={SIZES.boundaryRadius + 4} />

@@ -18,6 +18,7 @@ import { ownEntry } from '../../shared/json-object.js';
 import type { Execution } from './execution-document.js';
 import type { ExecutionTable } from './execution-table.js';
 import { collectFileIds } from './stored-file.js';
+import { ownIndex, StateIndex } from './state-index.js';
 
 /** What a file index belongs to: the state's executions and the index kept beside them (WfxState.fileRefs). */
 export interface FileRefsHolder {
@@ -44,7 +45,7 @@ function isEmpty(o: Record<string, unknown>): boolean {
 const scratch = new Set<string>();
 
 /** The file index of one state. */
-export class FileRefs {
+export class FileRefs extends StateIndex<FileRefsHolder> {
   /** The fileIds each live execution that names any may name, by its id. */
   private readonly byExecution = new Map<string, Set<string>>();
   /**
@@ -53,19 +54,14 @@ export class FileRefs {
    */
   coldUnread = false;
 
-  private constructor(readonly state: FileRefsHolder) {}
-
   /** The index of `state` if it is made, else null (the reducer keeps up only an index that exists). */
   static held(state: FileRefsHolder): FileRefs | null {
-    const held = state.fileRefs;
-    return held !== undefined && held.state === state ? held : null;
+    return ownIndex(state.fileRefs, state);
   }
 
   /** A new, empty index made the state's own, for a walk over every live execution to `add` each. */
   static fresh(state: FileRefsHolder): FileRefs {
-    const made = new FileRefs(state);
-    state.fileRefs = made;
-    return made;
+    return (state.fileRefs = new FileRefs(state));
   }
 
   /** Notes every fileId resident execution `inst` names now, in place of what its entry held (the walk). */
@@ -112,11 +108,6 @@ export class FileRefs {
   /** The fileIds execution `id` may name (tests), empty when none. */
   of(id: string): ReadonlySet<string> {
     return this.byExecution.get(id) ?? new Set();
-  }
-
-  /** Left out of JSON as it is of snapshots: it is derived (and holds its state). */
-  toJSON(): undefined {
-    return undefined;
   }
 
   /** Moves what `scratch` found into execution `id`'s entry. */

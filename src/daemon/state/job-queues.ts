@@ -9,6 +9,7 @@ import { execution } from './executions.js';
 import type { ExecutionSummary } from './execution-summary.js';
 import type { Execution, NodeInstance } from './execution-document.js';
 import { ExecutionTable } from './execution-table.js';
+import { ownIndex, StateIndex } from './state-index.js';
 
 /**
  * What the job index belongs to: the state's executions and the index kept beside them
@@ -76,7 +77,7 @@ export function waitingJob(
  * keeps up only an index that exists, and `of()` makes a new one from the state whenever the
  * state's own is missing (a snapshot loaded and no recovery walk since).
  */
-export class JobQueues {
+export class JobQueues extends StateIndex<JobQueuesHolder> {
   /**
    * Each action's jobs: a key to when its node began waiting. Only that: a million jobs of
    * executions not in memory cost a key and a time each, and a queued job's parts are read
@@ -84,17 +85,10 @@ export class JobQueues {
    */
   private readonly byOrg = new Map<string, Map<string, Map<string, Map<JobKey, string>>>>();
 
-  private constructor(private readonly state: JobQueuesHolder) {}
-
-  /** Left out of JSON as it is of snapshots: it is derived (and holds its state). */
-  toJSON(): undefined {
-    return undefined;
-  }
-
   /** The index of `state`: its own, or a new one built from its live executions. */
   static of(state: JobQueuesHolder): JobQueues {
-    const held = state.jobQueues;
-    if (held !== undefined && held.state === state) return held;
+    const held = ownIndex(state.jobQueues, state);
+    if (held !== null) return held;
     const made = JobQueues.building(state);
     for (const inst of ExecutionTable.of(state).live())
       for (const id in inst.nodes) {
@@ -106,8 +100,7 @@ export class JobQueues {
 
   /** The index of `state` if it is made, else null (the reducer keeps up only an index that exists). */
   static held(state: JobQueuesHolder): JobQueues | null {
-    const held = state.jobQueues;
-    return held !== undefined && held.state === state ? held : null;
+    return ownIndex(state.jobQueues, state);
   }
 
   /**
@@ -115,9 +108,7 @@ export class JobQueues {
    * each waiting job in, in the executions' and their nodes' order (engine/recovery.ts).
    */
   static building(state: JobQueuesHolder): JobQueues {
-    const made = new JobQueues(state);
-    state.jobQueues = made;
-    return made;
+    return (state.jobQueues = new JobQueues(state));
   }
 
   /** Puts the job of `node` last in its action's queue (added, or moved there). */

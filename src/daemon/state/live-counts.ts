@@ -17,6 +17,7 @@ import { STATE, STATUS, type StatusCd } from '../../shared/api/index.js';
 import type { Execution } from './execution-document.js';
 import type { WalkRow } from './execution-index/row.js';
 import { FLAG_CHILD } from './execution-summary.js';
+import { ownIndex, StateIndex } from './state-index.js';
 
 /** What `addCold` reads of a cold execution (the directory walk's row). */
 type ColdCounted = Readonly<Pick<WalkRow, 'stateCd' | 'root' | 'parent' | 'flags' | 'active'>>;
@@ -32,7 +33,7 @@ export interface LiveCountsHolder {
 }
 
 /** The live counts of one state. */
-export class LiveCounts {
+export class LiveCounts extends StateIndex<LiveCountsHolder> {
   /** Running executions by organization. */
   private readonly orgs = new Map<string, number>();
   /** Running executions of each tree that has more than its root, by the root's id (the root counted while it runs). */
@@ -47,12 +48,10 @@ export class LiveCounts {
    */
   private readonly active = new Map<string, number>();
 
-  private constructor(readonly state: LiveCountsHolder) {}
-
   /** The counts of `state`: its own, or new ones made from its running executions. */
   static of(state: LiveCountsHolder): LiveCounts {
-    const held = state.liveCounts;
-    if (held !== undefined && held.state === state) return held;
+    const held = ownIndex(state.liveCounts, state);
+    if (held !== null) return held;
     const made = LiveCounts.building(state);
     for (const inst of ExecutionTable.of(state).live()) made.add(inst);
     return made.built();
@@ -63,9 +62,7 @@ export class LiveCounts {
    * and then call `built` (engine/recovery.ts: the walk a start makes anyway).
    */
   static building(state: LiveCountsHolder): LiveCounts {
-    const made = new LiveCounts(state);
-    state.liveCounts = made;
-    return made;
+    return (state.liveCounts = new LiveCounts(state));
   }
 
   /**
@@ -117,8 +114,7 @@ export class LiveCounts {
 
   /** The counts of `state` if they are made, else null (the reducer keeps up only counts that exist). */
   static held(state: LiveCountsHolder): LiveCounts | null {
-    const held = state.liveCounts;
-    return held !== undefined && held.state === state ? held : null;
+    return ownIndex(state.liveCounts, state);
   }
 
   /** Running executions of `organization`. */
@@ -194,11 +190,6 @@ export class LiveCounts {
   /** Running executions per flow: `running` in all, `waiting` of them only waiting (no node active, one waiting). */
   perFlow(): IterableIterator<[flow: string, counts: readonly [running: number, waiting: number]]> {
     return this.flows.entries();
-  }
-
-  /** Left out of JSON as it is of snapshots: it is derived (and holds its state). */
-  toJSON(): undefined {
-    return undefined;
   }
 
   /** Counts running execution `inst`, with `activeNodes` Active node instances, in its flow. */

@@ -11,6 +11,7 @@ import { SortedChunks } from '../../shared/sorted-chunks.js';
 import { execution } from './executions.js';
 import type { Execution, NodeInstance } from './execution-document.js';
 import { ExecutionTable } from './execution-table.js';
+import { ownIndex, StateIndex } from './state-index.js';
 
 /**
  * What the task index belongs to: the state's executions and the index kept beside them. Named
@@ -77,14 +78,12 @@ const isTask = (inst: Execution, node: NodeInstance): boolean =>
  * The index. Invariant: a node is in its flow's list exactly while it waits for input in a
  * running execution; each list is sorted by `taskKey`, keys unique.
  */
-export class TaskIndex {
+export class TaskIndex extends StateIndex<TaskIndexHolder> {
   /** Tasks by organization, then processId: what the filters of a page name. */
   private readonly byOrg = new Map<string, Map<string, SortedChunks<TaskRef>>>();
   private total = 0;
   /** While a walk fills a fresh index: tasks appended as met, sorted once by `built`. */
   private building = false;
-
-  private constructor(private readonly state: TaskIndexHolder) {}
 
   /** The index of `state`: its own, or a new one built from its live executions. */
   static of(state: TaskIndexHolder): TaskIndex {
@@ -98,8 +97,7 @@ export class TaskIndex {
 
   /** The index of `state` if it is made, else null (the reducer keeps up only an index that exists). */
   static held(state: TaskIndexHolder): TaskIndex | null {
-    const held = state.taskIndex;
-    return held !== undefined && held.state === state ? held : null;
+    return ownIndex(state.taskIndex, state);
   }
 
   /**
@@ -118,11 +116,6 @@ export class TaskIndex {
     if (!this.building) return;
     this.building = false;
     for (const flows of this.byOrg.values()) for (const list of flows.values()) list.sort();
-  }
-
-  /** Left out of JSON as it is of snapshots: it is derived (and holds its state). */
-  toJSON(): undefined {
-    return undefined;
   }
 
   /** How many tasks wait, of resident and cold executions. */

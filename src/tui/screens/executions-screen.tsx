@@ -4,11 +4,13 @@ import { ExecutionsTable } from '../components/executions-table.js';
 import { KeyBar } from '../components/key-bar.js';
 import { InputLine } from '../components/input-line.js';
 import { cut } from '../format.js';
+import { useOpened } from '../hooks/use-opened.js';
 import { useWidth } from '../hooks/use-width.js';
 import { editText } from '../text-edit.js';
 import type { ExecutionSummary } from '../types.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
 import { cursorAt, moveCursor } from '../cursor.js';
+import { listTable } from '../components/list-table-props.js';
 import { Detail, type DetailFocus } from './execution-detail.js';
 import { Answering, uploader } from './tasks-screen.js';
 import type { Task } from '../hooks/use-tasks.js';
@@ -65,10 +67,8 @@ export function ExecutionsScreen(
   const [flow, setFlow] = useState<string | null>(null);
   const [search, setSearch] = useState('');
   const [searching, setSearching] = useState(false);
-  // The executions opened, the list's first: enter on a child opens it over its parent, esc goes back.
-  const [opened, setOpened] = useState<readonly string[]>([]);
-  const open = opened.at(-1) ?? null;
-  const [childCursor, setChildCursor] = useState(0);
+  const opened = useOpened();
+  const { open } = opened;
   const [confirm, setConfirm] = useState<Confirming | null>(null);
   const [focus, setFocus] = useState<DetailFocus>('nodes');
   const [answering, setAnswering] = useState<Task | null>(null);
@@ -77,8 +77,7 @@ export function ExecutionsScreen(
   const { toOpen = null, onOpened } = props;
   useEffect(() => {
     if (toOpen === null) return;
-    setOpened([toOpen]);
-    setChildCursor(0);
+    opened.openFromList(toOpen);
     onOpened?.();
   }, [toOpen, onOpened]);
   const shown = items.filter(
@@ -147,8 +146,7 @@ export function ExecutionsScreen(
         if (key.tab) setFocus(focus === 'log' ? 'nodes' : 'log');
         if (input === 'v') setFocus('variables');
         if (key.escape || key.backspace || key.leftArrow) {
-          setOpened((o) => o.slice(0, -1));
-          setChildCursor(0);
+          opened.back();
           setFocus('nodes');
         }
         return;
@@ -170,10 +168,7 @@ export function ExecutionsScreen(
         onToggleChildren();
         setSelected(0);
       }
-      if (key.return && current) {
-        setOpened([current.processInstanceId]);
-        setChildCursor(0);
-      }
+      if (key.return && current) opened.openFromList(current.processInstanceId);
     },
     { isActive: active },
   );
@@ -227,12 +222,9 @@ export function ExecutionsScreen(
             logRows={Math.max(3, rows - 16)}
             width={width}
             active={active && !confirm && !answering}
-            cursor={childCursor}
-            onCursor={setChildCursor}
-            onOpen={(child) => {
-              setOpened((o) => [...o, child]);
-              setChildCursor(0);
-            }}
+            cursor={opened.childCursor}
+            onCursor={opened.setChildCursor}
+            onOpen={opened.openChild}
             focus={focus}
             onWaiting={setWaitsOnTask}
             onAnswer={(task) => {
@@ -246,10 +238,7 @@ export function ExecutionsScreen(
       ) : (
         <ExecutionsTable
           items={shown}
-          selected={cursorAt(selected, shown.length)}
-          now={now}
-          rows={Math.max(3, rows - 6)}
-          width={width}
+          {...listTable(selected, shown.length, now, Math.max(3, rows - 6), width)}
           empty={
             filtered && items.length > 0 ? `none of the ${items.length} executions match the filters` : 'no executions'
           }

@@ -5,8 +5,10 @@ import { ExecutionsTable } from '../components/executions-table.js';
 import { FailuresTable } from '../components/failures-table.js';
 import { KeyBar } from '../components/key-bar.js';
 import { cursorAt, moveCursor } from '../cursor.js';
+import { listTable } from '../components/list-table-props.js';
 import { cut } from '../format.js';
 import { useFailures, useGroupExecutions, type FailureGroup } from '../hooks/use-failures.js';
+import { useOpened } from '../hooks/use-opened.js';
 import { useWidth } from '../hooks/use-width.js';
 import { Detail } from './execution-detail.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
@@ -60,13 +62,7 @@ export function FailuresScreen(props: ScreenProps & { readonly refreshMs?: numbe
             <Text color="red">✖ {data.total}</Text> failed execution{data.total === 1 ? '' : 's'} in {data.groupCount}{' '}
             group{data.groupCount === 1 ? '' : 's'} by flow, code and node · the largest first
           </Text>
-          <FailuresTable
-            groups={groups}
-            selected={cursorAt(selected, groups.length)}
-            now={now}
-            rows={Math.max(2, rows - 5)}
-            width={width}
-          />
+          <FailuresTable groups={groups} {...listTable(selected, groups.length, now, Math.max(2, rows - 5), width)} />
         </>
       ) : (
         !error && <Text dimColor>loading the failures…</Text>
@@ -91,9 +87,7 @@ function GroupView(props: {
   const { data, error } = useGroupExecutions(client, group, changes);
   const items = data ?? [];
   const [selected, setSelected] = useState(0);
-  // The executions opened, the list's first: enter on a child opens it over its parent.
-  const [opened, setOpened] = useState<readonly string[]>([]);
-  const [childCursor, setChildCursor] = useState(0);
+  const opened = useOpened();
   const current = items[cursorAt(selected, items.length)] ?? null;
   const latest = useRef({ items, current, opened });
   latest.current = { items, current, opened };
@@ -101,20 +95,16 @@ function GroupView(props: {
     (input, key) => {
       const { items, current, opened } = latest.current;
       if (key.escape || key.backspace || key.leftArrow) {
-        if (opened.length === 0) return onBack();
-        setOpened((o) => o.slice(0, -1));
-        return setChildCursor(0);
+        if (opened.open === null) return onBack();
+        return opened.back();
       }
-      if (opened.length > 0) return; // the opened execution's own keys (Detail)
+      if (opened.open !== null) return; // the opened execution's own keys (Detail)
       setSelected((s) => moveCursor(s, items.length, input, key));
-      if (key.return && current) {
-        setOpened([current.processInstanceId]);
-        setChildCursor(0);
-      }
+      if (key.return && current) opened.openFromList(current.processInstanceId);
     },
     { isActive: active },
   );
-  const open = opened.at(-1) ?? null;
+  const { open } = opened;
   const where = `${group.errorCode} at ${group.nodeId ?? 'no node'} in ${group.processName ?? group.processId}`;
   return (
     <Box flexDirection="column">
@@ -127,12 +117,9 @@ function GroupView(props: {
           logRows={Math.max(3, rows - 16)}
           width={width}
           active={active}
-          cursor={childCursor}
-          onCursor={setChildCursor}
-          onOpen={(child) => {
-            setOpened((o) => [...o, child]);
-            setChildCursor(0);
-          }}
+          cursor={opened.childCursor}
+          onCursor={opened.setChildCursor}
+          onOpen={opened.openChild}
         />
       ) : (
         <>
@@ -143,10 +130,7 @@ function GroupView(props: {
           {data ? (
             <ExecutionsTable
               items={items}
-              selected={cursorAt(selected, items.length)}
-              now={now}
-              rows={Math.max(3, rows - 7)}
-              width={width}
+              {...listTable(selected, items.length, now, Math.max(3, rows - 7), width)}
               empty="none of them is failed now (retried, or gone from history)"
             />
           ) : (

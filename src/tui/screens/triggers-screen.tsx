@@ -7,7 +7,8 @@ import { useTriggers } from '../hooks/use-triggers.js';
 import { useWorkers } from '../hooks/use-workers.js';
 import { useWidth } from '../hooks/use-width.js';
 import { SHELL_KEYS, type ScreenProps } from './screen.js';
-import { cursorAt, moveCursor } from '../cursor.js';
+import { moveCursor } from '../cursor.js';
+import { listTable } from '../components/list-table-props.js';
 import { ReadError } from '../components/read-error.js';
 
 /**
@@ -48,10 +49,7 @@ export function TriggersScreen(props: ScreenProps & { readonly refreshMs?: numbe
           </Text>
           <TriggersTable
             triggers={triggers}
-            selected={cursorAt(selected, triggers.length)}
-            now={now}
-            rows={Math.max(3, rows - 5 - domainRows)}
-            width={width}
+            {...listTable(selected, triggers.length, now, Math.max(3, rows - 5 - domainRows), width)}
           />
           {domains.length > 0 && (
             <>

@@ -130,18 +130,12 @@ export class Pairs {
 
   /** Saves the pairs (image.ts). */
   save(out: ImageOut): void {
-    out.column(this.firsts);
-    out.column(this.seconds);
-    out.value(this.count);
+    out.parallel(this.count, this.firsts, this.seconds);
   }
 
   /** Takes the pairs an image saved (no pair numbered yet). */
   restore(inp: ImageIn): void {
-    this.firsts = inp.column('Int32Array');
-    this.seconds = inp.column('Int32Array');
-    this.count = inp.number();
-    if (this.seconds.length !== this.firsts.length || this.count > this.firsts.length)
-      throw new RangeError('the image has pairs that do not fit');
+    [this.firsts, this.seconds, this.count] = inp.parallel('pairs', 'Int32Array', 'Int32Array');
     this.codes.clear();
     for (let code = 0; code < this.count; code++)
       this.codes.set(this.firsts[code]! * 0x4000000 + this.seconds[code]!, code);

@@ -13,6 +13,7 @@ import type { ImageIn } from './image.js';
 import { IndexRows } from './index-rows.js';
 import type { ExecutionIndexEntry, FlowCounts, ListQuery, WalkRow } from './row.js';
 import type { Subscriber, WaitingJob, WaitingTask } from './wait-kinds.js';
+import type { WaitTable } from './waits.js';
 
 export { ELSEWHERE, type ExecutionIndexEntry, type FlowCounts, type ListQuery, type Location } from './row.js';
 
@@ -95,13 +96,8 @@ export class ExecutionIndex extends IndexRows {
    * Input tasks of an organization (null: all) and flow (undefined: all), oldest first, after
    * `cursor` (a task key, state/task-index.ts taskKey), at most `limit`.
    */
-  taskPage(
-    organization: string | null,
-    processId: string | undefined,
-    cursor: string | undefined,
-    limit: number,
-  ): WaitingTask[] {
-    return this.waits.taskPage(organization, processId, cursor, limit);
+  taskPage(...page: Parameters<WaitTable['taskPage']>): WaitingTask[] {
+    return this.waits.taskPage(...page);
   }
 
   /** Job waits of an action, by execution id. */

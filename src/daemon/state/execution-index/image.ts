@@ -21,6 +21,9 @@ const TYPES = {
 /** A column type's name, as the image's header names it. */
 export type ColumnType = keyof typeof TYPES;
 
+/** The columns of the types `T` names, in order. */
+type ColumnsOf<T extends readonly ColumnType[]> = { [K in keyof T]: InstanceType<(typeof TYPES)[T[K]]> };
+
 /** Collects the parts an image holds, as each class saves them. */
 export class ImageOut {
   readonly columns: ImageColumn[] = [];
@@ -34,6 +37,15 @@ export class ImageOut {
   /** Saves a value JSON can hold. */
   value(value: unknown): void {
     this.values.push(value);
+  }
+
+  /**
+   * Saves the columns of a part that grows them together, one length each, and how many of
+   * their entries it uses (`ImageIn.parallel` reads them back and checks that they fit).
+   */
+  parallel(used: number, ...columns: ImageColumn[]): void {
+    for (const c of columns) this.column(c);
+    this.value(used);
   }
 
   /** Saves a map of numbers to numbers. */
@@ -73,6 +85,20 @@ export class ImageIn {
     const c = this.columns[this.nextColumn++];
     if (c === undefined || c.constructor !== TYPES[type]) throw new RangeError(`the image has no ${type} here`);
     return c as InstanceType<(typeof TYPES)[T]>;
+  }
+
+  /**
+   * The columns, of `types`, then the count of used entries, as `ImageOut.parallel` saved them.
+   * Throws RangeError (`the image has <what> that does not fit`) unless the columns are one
+   * length and the count is within it: a part's own checks come after.
+   */
+  parallel<T extends readonly ColumnType[]>(what: string, ...types: T): [...ColumnsOf<T>, number] {
+    const columns: ImageColumn[] = types.map((type) => this.column(type));
+    const used = this.number();
+    const length = columns[0]?.length ?? 0;
+    if (used > length || columns.some((c) => c.length !== length))
+      throw new RangeError(`the image has ${what} that does not fit`);
+    return [...columns, used] as unknown as [...ColumnsOf<T>, number];
   }
 
   /** The next value. */

@@ -32,19 +32,14 @@ export class MessageIndex {
 
   /** Saves the index (image.ts). */
   save(out: ImageOut): void {
-    out.column(this.table);
-    out.column(this.hashes);
-    out.value(this.used);
+    out.parallel(this.used, this.table, this.hashes);
   }
 
   /** Takes the index an image saved (an empty index). */
   restore(inp: ImageIn): void {
-    this.table = inp.column('Int32Array');
-    this.hashes = inp.column('Int32Array');
-    this.used = inp.number();
+    [this.table, this.hashes, this.used] = inp.parallel('a message index', 'Int32Array', 'Int32Array');
     const n = this.table.length;
-    if (n === 0 || (n & (n - 1)) !== 0 || this.hashes.length !== n)
-      throw new RangeError('the image has a message index that does not fit');
+    if (n === 0 || (n & (n - 1)) !== 0) throw new RangeError('the image has a message index that does not fit');
   }
 
   /** The first row of bucket `bucket` under `key`, or -1. */
