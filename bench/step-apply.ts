@@ -37,7 +37,7 @@ function measure(label: string, mirror: WfxState, step: (i: number) => readonly 
   );
 }
 
-const m = new MemoryStep();
+const m = new MemoryStep({ frozen: false });
 const mirror = initialState();
 const own = (flow: string) => flow.replace(/^processId: .*$/m, 'processId: AUTO');
 const five = await m.publish(own(FIVE_NODE_FLOW));

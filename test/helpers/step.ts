@@ -1,7 +1,9 @@
 /**
  * The engine's step driven in memory: a state built by the reducer, a clock tests move by hand,
  * flows parsed from YAML and published with the daemon's own code, no store and no disk. Each
- * `run` is one step (engine/step/index.ts, runStep): its records, effects and answer.
+ * `run` is one step (engine/step/index.ts, runStep): its records, effects and answer. The step
+ * decides on a deeply frozen copy of the state (frozen-state.ts), so a step that changed the
+ * state it was given, rather than its draft, throws; its records are then applied once.
  */
 import { randomUUID } from 'node:crypto';
 import { engineStepContext } from '../../src/daemon/engine/step-context.js';
@@ -19,6 +21,7 @@ import type { DurableStore } from '../../src/daemon/store/store.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../../src/shared/json-shape.js';
 import { validateFlowSource } from '../../src/shared/flow/validate.js';
 import { BILLING } from './jobs.js';
+import { frozenCopy } from './frozen-state.js';
 
 /** What a MemoryStep may be given. */
 export interface MemoryStepOptions {
@@ -29,6 +32,11 @@ export interface MemoryStepOptions {
   readonly keepsThrown?: boolean;
   /** Tracing (StepContext.tracing); default none, whatever the process's tracer. */
   readonly tracing?: StepTracing | null;
+  /**
+   * False: each step decides on the live state and its draft is committed, as the engine's
+   * runner does (the benches: a frozen copy per step is for correctness, not speed). Default true.
+   */
+  readonly frozen?: boolean;
 }
 
 /** A uuidv7-shaped id from the clock and a counter: the same steps give the same ids, run after run. */
@@ -49,9 +57,11 @@ export class MemoryStep {
   readonly ctx: StepContext;
   /** Ids drawn so far (countedId). */
   private ids = 0;
+  private readonly frozen: boolean;
 
   constructor(options: MemoryStepOptions = {}) {
     const limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.frozen = options.frozen ?? true;
     this.ctx = engineStepContext({
       state: this.state,
       newInstanceId: (now) => countedId(now, ++this.ids),
@@ -99,7 +109,15 @@ export class MemoryStep {
 
   /** Runs one step with `input` at the clock's time. */
   run<I extends StepInput>(input: I): StepResult<StepAnswer<I>> {
-    return runStep(this.state, this.ctx, this.now, input, (r) => applyRecord(this.state, r));
+    if (!this.frozen) {
+      const result = runStep(this.state, this.ctx, this.now, input);
+      result.commit();
+      return result;
+    }
+    // The step decides on a deeply frozen copy, and its records are applied to the state once.
+    const result = runStep(frozenCopy(this.state), this.ctx, this.now, input);
+    for (const r of result.records) applyRecord(this.state, r);
+    return result;
   }
 
   /** Starts an execution of flow `processId` with `data`, as the API does: one `start` step. */

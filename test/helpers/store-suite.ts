@@ -52,6 +52,42 @@ export type StorePlace = (t: Test) => Promise<OpenStore>;
 
 const state = (s: SuiteState) => ({ n: s.n, log: s.log });
 
+/**
+ * A transaction's function whose records are applied to the live state only at its commit, by
+ * `apply` (the store's reducer): what a caller with no draft of its own decides.
+ */
+export function appliedAtCommit<S, R, T>(
+  store: { readonly state: S },
+  apply: (state: S, record: R) => void,
+  fn: (emit: (r: R) => void) => T,
+): () => { result: T; records: R[]; commit: () => void } {
+  return () => {
+    const records: R[] = [];
+    const result = fn((r) => records.push(r));
+    return { result, records, commit: () => records.forEach((r) => apply(store.state, r)) };
+  };
+}
+
+/**
+ * A transaction's function for the suite's state, as the engine's step makes one: `fn` decides
+ * on a draft (a copy of the state each emitted record is applied to), and the commit copies the
+ * draft's values into the live state.
+ */
+export function onDraft<T>(
+  store: { readonly state: SuiteState },
+  fn: (emit: (r: SuiteRecord) => void, draft: SuiteState) => T,
+): () => { result: T; records: SuiteRecord[]; commit: () => void } {
+  return () => {
+    const draft: SuiteState = { n: store.state.n, log: store.state.log.slice(), seen: store.state.seen };
+    const records: SuiteRecord[] = [];
+    const result = fn((r) => {
+      records.push(r);
+      suiteReducer.apply(draft, r);
+    }, draft);
+    return { result, records, commit: () => Object.assign(store.state, draft) };
+  };
+}
+
 export function storeSuite(t: Test, place: StorePlace): void {
   t.test('commits apply at once, are durable once resolved and survive reopen', async (t) => {
     const open = await place(t);
@@ -95,33 +131,43 @@ export function storeSuite(t: Test, place: StorePlace): void {
     await again.close();
   });
 
-  t.test('transact: emitted records apply at once and become one entry', async (t) => {
+  t.test('transact: decided on a draft, committed once, one journal entry', async (t) => {
     const open = await place(t);
     const store = await open();
-    const tx = store.transact((emit) => {
-      emit({ op: 'note', text: 'a' });
-      const seen = store.state.log.length; // sees its own change
-      emit({ op: 'note', text: `saw ${seen}` });
-      return seen;
-    });
+    const tx = store.transact(
+      onDraft(store, (emit, draft) => {
+        emit({ op: 'note', text: 'a' });
+        const seen = draft.log.length; // the draft sees its own change
+        emit({ op: 'note', text: `saw ${seen}` });
+        t.equal(store.state.log.length, 0, 'the live state is unchanged while it decides');
+        return seen;
+      }),
+    );
     t.equal(tx.result, 1);
     t.equal(tx.records.length, 2);
+    t.same(state(store.state), { n: 0, log: ['a@0', 'saw 1@0'] }, 'committed before transact returns');
     await tx.durable;
     t.equal(store.lastSeq, 1, 'one journal entry');
-    const empty = store.transact(() => 'nothing');
+    const empty = store.transact(() => ({ result: 'nothing', records: [], commit: () => assertNever('no commit') }));
     await empty.durable;
-    t.equal(store.lastSeq, 1, 'an empty transaction writes nothing');
-    t.throws(() => store.transact(() => assertNever('refused before any change')), /refused/);
-    t.equal(store.failed, null, 'a throw before emitting leaves the store healthy');
+    t.equal(store.lastSeq, 1, 'an empty transaction writes nothing and commits nothing');
     t.throws(
       () =>
-        store.transact((emit) => {
-          emit({ op: 'add', by: 1 });
-          throw new Error('half done');
-        }),
-      /half done/,
+        store.transact(
+          onDraft(store, (emit) => {
+            emit({ op: 'add', by: 1 });
+            throw new Error('decided half');
+          }),
+        ),
+      /decided half/,
     );
-    t.match(store.failed, { code: 'STORE_FAILED' }, 'a throw after emitting fails the store');
+    t.equal(store.failed, null, 'a throw while deciding leaves the store healthy');
+    t.same(state(store.state), { n: 0, log: ['a@0', 'saw 1@0'] }, 'and the state as it was: the draft is dropped');
+    const broken = (): never => {
+      throw new Error('a commit that broke');
+    };
+    t.throws(() => store.transact(() => ({ result: 0, records: [{ op: 'add', by: 1 }], commit: broken })), /broke/);
+    t.match(store.failed, { code: 'STORE_FAILED' }, 'a throw while committing fails the store');
     await t.rejects(store.commit({ op: 'add', by: 1 }), { code: 'STORE_FAILED' }, 'no write after a failure');
     await store.close();
     const again = await open();
@@ -129,43 +175,38 @@ export function storeSuite(t: Test, place: StorePlace): void {
     await again.close();
   });
 
-  t.test(
-    'coalesce: a run of candidate records is journaled as one record, applied one by one as emitted',
-    async (t) => {
-      const open = await place(t);
-      const store = await open();
-      const seen: number[] = [];
-      const tx = store.transact((emit) => {
+  t.test('coalesce: a run of candidate records is journaled as one record', async (t) => {
+    const open = await place(t);
+    const store = await open();
+    const seen: number[] = [];
+    const tx = store.transact(
+      onDraft(store, (emit, draft) => {
         emit({ op: 'add', by: 1 });
-        seen.push(store.state.n);
+        seen.push(draft.n);
         emit({ op: 'add', by: 2 });
-        seen.push(store.state.n);
+        seen.push(draft.n);
         emit({ op: 'add', by: 3 });
         emit({ op: 'note', text: 'between' });
         emit({ op: 'add', by: 10 });
-      });
-      t.same(seen, [1, 3], 'each record is applied when it is emitted');
-      t.same(
-        tx.records,
-        [
-          { op: 'adds', by: [1, 2, 3] },
-          { op: 'note', text: 'between' },
-          { op: 'add', by: 10 },
-        ],
-        'the run before the note is one record; a run of one stays as it was',
-      );
-      await tx.durable;
-      t.same(state(store.state), { n: 16, log: ['between@6'] });
-      await store.close({ checkpoint: false });
-      const again = await open();
-      t.same(
-        state(again.state),
-        { n: 16, log: ['between@6'] },
-        'replaying the coalesced journal reaches the same state',
-      );
-      await again.close();
-    },
-  );
+      }),
+    );
+    t.same(seen, [1, 3], 'each record is applied to the draft when it is emitted');
+    t.same(
+      tx.records,
+      [
+        { op: 'adds', by: [1, 2, 3] },
+        { op: 'note', text: 'between' },
+        { op: 'add', by: 10 },
+      ],
+      'the run before the note is one record; a run of one stays as it was',
+    );
+    await tx.durable;
+    t.same(state(store.state), { n: 16, log: ['between@6'] });
+    await store.close({ checkpoint: false });
+    const again = await open();
+    t.same(state(again.state), { n: 16, log: ['between@6'] }, 'replaying the coalesced journal reaches the same state');
+    await again.close();
+  });
 
   t.test('a record that cannot be applied fails the store for good', async (t) => {
     const open = await place(t);
@@ -231,7 +272,10 @@ export function storeSuite(t: Test, place: StorePlace): void {
       const by = records.reduce((sum, r) => sum + (r.op === 'add' ? r.by : Number.NaN), 0);
       return Number.isNaN(by) ? null : { durable: written, settle: [{ op: 'add', by: -by } as const] };
     };
-    const tx = store.transact((emit) => emit({ op: 'add', by: 5 }), divert);
+    const tx = store.transact(
+      onDraft(store, (emit) => emit({ op: 'add', by: 5 })),
+      divert,
+    );
     t.equal(store.state.n, 6, 'applied at once, as any transaction');
     t.equal(store.lastSeq, 1, 'not journaled');
     let flushed = false;
@@ -253,7 +297,7 @@ export function storeSuite(t: Test, place: StorePlace): void {
     const open = await place(t);
     const store = await open();
     const tx = store.transact(
-      (emit) => emit({ op: 'add', by: 1 }),
+      onDraft(store, (emit) => emit({ op: 'add', by: 1 })),
       () => ({ durable: Promise.reject(new Error('disk full')), settle: [] }),
     );
     await t.rejects(tx.durable, { code: 'STORE_FAILED', message: /kept out of the journal failed: disk full/ });

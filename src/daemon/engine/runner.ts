@@ -115,10 +115,11 @@ export class StepRunner {
   private beginWith<I extends StepInput>(input: I, now: Date, ids: readonly string[]): BegunStep<StepAnswer<I>> {
     const { state, ctx } = this.options;
     const t0 = this.options.observe ? performance.now() : 0;
-    const tx = this.options.store.transact((emit) => {
-      if (!this.options.checkTouched) return runStep(state, ctx, now, input, emit);
-      const check = touchCheck(state, input.kind, ids, emit);
-      return runStep(state, ctx, now, input, check.apply, check.reach);
+    const tx = this.options.store.transact(() => {
+      const result = this.options.checkTouched
+        ? runStep(state, ctx, now, input, (draft, apply) => touchCheck(draft, input.kind, ids, apply))
+        : runStep(state, ctx, now, input);
+      return { result, records: result.records, commit: result.commit };
     }, this.options.archive.oneStep);
     return { answer: tx.result.answer, done: this.options.track(this.afterDurable(tx, t0)) };
   }

@@ -63,6 +63,25 @@ export class ExecutionTable<T extends { readonly processInstanceId: string }> {
   private liveCount: number;
   private tombstones: number;
   private rebuild: Rebuild<T> | null = null;
+  /** A step's draft's table (`forDraft`): it holds only what the step read or wrote, so it lists nothing. */
+  private partial = false;
+
+  /**
+   * The table of a step's draft (state/draft/): `holder.instances` holds only the executions the
+   * step read or wrote (the rest are its base's), so the table puts and archives but lists
+   * nothing: a step lists no executions.
+   */
+  static forDraft<T extends { readonly processInstanceId: string }>(
+    holder: ExecutionTableHolder<T>,
+  ): ExecutionTable<T> {
+    const table = new ExecutionTable(holder);
+    table.partial = true;
+    return (holder.instanceTable = table);
+  }
+
+  private listed(): void {
+    if (this.partial) throw new Error("a step's draft lists no executions");
+  }
 
   private constructor(private readonly holder: ExecutionTableHolder<T>) {
     const instances = holder.instances;
@@ -77,21 +96,25 @@ export class ExecutionTable<T extends { readonly processInstanceId: string }> {
 
   /** How many live executions the table holds (tombstones not counted). */
   get size(): number {
+    this.listed();
     return this.liveCount;
   }
 
   /** Ids of the executions in their order, tombstones included (read `holder.instances[id]`); never changed in place by the caller. */
   ids(): readonly string[] {
+    this.listed();
     return this.index;
   }
 
   /** The keys of the dictionary in their order, tombstones included: what Object.keys would give (a copy the caller owns). */
   keys(): string[] {
+    this.listed();
     return this.index.slice();
   }
 
   /** The live executions, tombstones skipped, in their order. */
   live(): T[] {
+    this.listed();
     const out: T[] = [];
     const instances = this.instances;
     for (const id of this.index) {

@@ -16,11 +16,19 @@ import { ExecutionTable } from './execution-table.js';
 /** What holds the resident executions (WfxState's `instances`): typed here so that the derived indexes state.ts names can import this module. */
 export interface ExecutionsHolder {
   readonly instances: Readonly<Record<string, Execution | undefined>>;
+  /**
+   * A step's draft only (state/draft/): execution `id` of its base, copied into the draft's
+   * `instances` on first read. Absent on the live state.
+   */
+  readonly readThrough?: (id: string) => Execution | undefined;
 }
 
-/** Execution `id` when it is resident (live, not archived), else undefined. Pure. */
+/**
+ * Execution `id` when it is resident (live, not archived), else undefined. Pure, but for a
+ * step's draft, which copies an execution of its base on first read.
+ */
 export function execution(state: ExecutionsHolder, id: string): Execution | undefined {
-  return ownEntry(state.instances, id);
+  return ownEntry(state.instances, id) ?? state.readThrough?.(id);
 }
 
 /** The id of the tree `inst` belongs to: its root's (callProcess starts included, see Execution.root). */

@@ -10,6 +10,7 @@ import type { ExecutionSummary } from './execution-summary.js';
 import type { Execution, NodeInstance } from './execution-document.js';
 import { ExecutionTable } from './execution-table.js';
 import { ownIndex, StateIndex } from './state-index.js';
+import { commitCow, CowMap } from './draft/cow-map.js';
 
 /**
  * What the job index belongs to: the state's executions and the index kept beside them
@@ -83,7 +84,22 @@ export class JobQueues extends StateIndex<JobQueuesHolder> {
    * executions not in memory cost a key and a time each, and a queued job's parts are read
    * back from its key when a reader walks the queue (`queue`).
    */
-  private readonly byOrg = new Map<string, Map<string, Map<string, Map<JobKey, string>>>>();
+  private byOrg = new Map<string, Map<string, Map<string, Map<JobKey, string>>>>();
+
+  /**
+   * This index for a step's draft (state/draft/): it reads it, and its changes stay in the fork
+   * (copy-on-write maps, nested) until `commitFork` hands them over.
+   */
+  fork(holder: JobQueuesHolder): JobQueues {
+    const f = new JobQueues(holder);
+    f.byOrg = new CowMap(this.byOrg, 'nested');
+    return f;
+  }
+
+  /** Writes the changes of `f` (this one's fork) into this index. */
+  commitFork(f: JobQueues): void {
+    commitCow(f.byOrg as CowMap<string, Map<string, Map<string, Map<JobKey, string>>>>);
+  }
 
   /** The index of `state`: its own, or a new one built from its live executions. */
   static of(state: JobQueuesHolder): JobQueues {

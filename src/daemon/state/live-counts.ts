@@ -18,6 +18,7 @@ import type { Execution } from './execution-document.js';
 import type { WalkRow } from './execution-index/row.js';
 import { FLAG_CHILD } from './execution-summary.js';
 import { ownIndex, StateIndex } from './state-index.js';
+import { commitCow, CowMap } from './draft/cow-map.js';
 
 /** What `addCold` reads of a cold execution (the directory walk's row). */
 type ColdCounted = Readonly<Pick<WalkRow, 'stateCd' | 'root' | 'parent' | 'flags' | 'active'>>;
@@ -34,19 +35,24 @@ export interface LiveCountsHolder {
 
 /** The live counts of one state. */
 export class LiveCounts extends StateIndex<LiveCountsHolder> {
-  /** Running executions by organization. */
-  private readonly orgs = new Map<string, number>();
-  /** Running executions of each tree that has more than its root, by the root's id (the root counted while it runs). */
-  private readonly trees = new Map<string, number>();
-  /** Running child executions (subProcess, loop iterations, agent tools) by their parent's id, where there are any. */
-  private readonly children = new Map<string, number>();
-  /** Running executions by flow: [running, only waiting] (see `waitingOnly`). */
-  private readonly flows = new Map<string, [number, number]>();
-  /**
-   * Active node instances of each running execution that has any, by its id: transient (an
-   * execution at rest only waits), so a waiting execution holds no entry.
-   */
-  private readonly active = new Map<string, number>();
+  private constructor(
+    state: LiveCountsHolder,
+    /** Running executions by organization. */
+    private orgs = new Map<string, number>(),
+    /** Running executions of each tree that has more than its root, by the root's id (the root counted while it runs). */
+    private trees = new Map<string, number>(),
+    /** Running child executions (subProcess, loop iterations, agent tools) by their parent's id, where there are any. */
+    private children = new Map<string, number>(),
+    /** Running executions by flow: [running, only waiting] (see `waitingOnly`). */
+    private flows = new Map<string, [number, number]>(),
+    /**
+     * Active node instances of each running execution that has any, by its id: transient (an
+     * execution at rest only waits), so a waiting execution holds no entry.
+     */
+    private active = new Map<string, number>(),
+  ) {
+    super(state);
+  }
 
   /** The counts of `state`: its own, or new ones made from its running executions. */
   static of(state: LiveCountsHolder): LiveCounts {
@@ -115,6 +121,26 @@ export class LiveCounts extends StateIndex<LiveCountsHolder> {
   /** The counts of `state` if they are made, else null (the reducer keeps up only counts that exist). */
   static held(state: LiveCountsHolder): LiveCounts | null {
     return ownIndex(state.liveCounts, state);
+  }
+
+  /**
+   * These counts for a step's draft (state/draft/): it reads them, and its changes stay in the
+   * fork (copy-on-write maps) until `commitFork` hands them over.
+   */
+  fork(holder: LiveCountsHolder): LiveCounts {
+    return new LiveCounts(
+      holder,
+      new CowMap(this.orgs),
+      new CowMap(this.trees),
+      new CowMap(this.children),
+      new CowMap(this.flows, 'copy'), // its pairs are changed in place
+      new CowMap(this.active),
+    );
+  }
+
+  /** Writes the changes of `f` (this one's fork) into these counts. */
+  commitFork(f: LiveCounts): void {
+    for (const map of [f.orgs, f.trees, f.children, f.flows, f.active]) commitCow(map as CowMap<string, unknown>);
   }
 
   /** Running executions of `organization`. */

@@ -3,21 +3,21 @@
  * same, only which objects hold them changes. Each function says why it pays.
  */
 import { extensibleCopy } from '../../shared/json-object.js';
-import { ExecutionTable } from './execution-table.js';
-import type { Execution, NodeInstance, WfxState, Writable } from './state.js';
+import type { Execution, NodeInstance, Writable } from './state.js';
 
 /**
- * Puts a copy of execution `inst` in its place in `state` and returns it: the same data in new
- * objects (the execution, its containers and node instances; what they hold is shared). The
- * state's value does not change, only which objects hold it, so no record is needed.
+ * A copy of execution `inst`: the same data in new objects (the execution, its containers and
+ * node instances; what they hold is shared, since the reducer replaces it, never changes it).
+ * What a step's draft changes in place of the live object (state/draft/state-draft.ts).
  *
- * Why: an execution that waited a while lives in V8's old generation. Resuming it writes new
- * objects (log lines, nodes, variables, times) into it, and every such old-to-new pointer is a
- * root for the scavenger until the next full GC, even once the execution is finished and gone:
- * what it points to survives and is promoted. Resumed in a copy, the old objects are left
- * unchanged (dead, pointing at nothing new), and the copy dies young with all it gained.
+ * Why it pays besides: an execution that waited a while lives in V8's old generation. Resuming
+ * it writes new objects (log lines, nodes, variables, times) into it, and every such
+ * old-to-new pointer is a root for the scavenger until the next full GC, even once the
+ * execution is finished and gone: what it points to survives and is promoted. Resumed in a
+ * copy, the old objects are left unchanged (dead, pointing at nothing new), and the copy dies
+ * young with all it gained.
  */
-export function youngCopy(state: WfxState, inst: Execution): Execution {
+export function executionCopy(inst: Execution): Execution {
   const nodes: Record<string, NodeInstance> = {};
   for (const id in inst.nodes) {
     const node = { ...inst.nodes[id]! };
@@ -30,7 +30,6 @@ export function youngCopy(state: WfxState, inst: Execution): Execution {
   copy.logs = inst.logs.slice();
   copy.variables = extensibleCopy(inst.variables); // the step adds to them
   copy.joins = extensibleCopy(inst.joins);
-  ExecutionTable.of(state).put(copy);
   return copy;
 }
 

@@ -84,6 +84,31 @@ export class TaskIndex extends StateIndex<TaskIndexHolder> {
   private total = 0;
   /** While a walk fills a fresh index: tasks appended as met, sorted once by `built`. */
   private building = false;
+  /**
+   * A step's draft's index (state/draft/: `fork`): the changes asked of it, made on the live
+   * index by `commitFork`. No step reads the task index, so the draft's needs no view.
+   */
+  private deferred: Array<
+    readonly [change: 'add' | 'remove' | 'node', inst: Execution, node: NodeInstance | null]
+  > | null = null;
+
+  /** This index for a step's draft: its changes are kept to be made here by `commitFork`. */
+  fork(holder: TaskIndexHolder): TaskIndex {
+    const f = new TaskIndex(holder);
+    f.deferred = [];
+    return f;
+  }
+
+  /** Makes the changes asked of `f` (this one's fork) on this index, in order. */
+  commitFork(f: TaskIndex): void {
+    for (const [change, inst, node] of f.deferred!) {
+      if (change === 'add') this.addExecution(inst);
+      else if (change === 'remove') this.removeExecution(inst);
+      // On the node as it is at the commit (the reducer may have replaced its object since).
+      else this.nodeChanged(inst, inst.nodes[node!.id] ?? node!);
+    }
+    f.deferred = [];
+  }
 
   /** The index of `state`: its own, or a new one built from its live executions. */
   static of(state: TaskIndexHolder): TaskIndex {
@@ -136,6 +161,7 @@ export class TaskIndex extends StateIndex<TaskIndexHolder> {
 
   /** Adds the tasks of `inst` (its waiting input nodes, if it runs). */
   addExecution(inst: Execution): void {
+    if (this.deferred !== null) return void this.deferred.push(['add', inst, null]);
     if (inst.stateCd !== STATE.RUNNING) return;
     for (const id in inst.nodes) this.addNode(inst, inst.nodes[id]!);
   }
@@ -147,11 +173,13 @@ export class TaskIndex extends StateIndex<TaskIndexHolder> {
 
   /** Removes every task of `inst` (it leaves Running or the state). */
   removeExecution(inst: Execution): void {
+    if (this.deferred !== null) return void this.deferred.push(['remove', inst, null]);
     for (const id in inst.nodes) this.remove(inst, inst.nodes[id]!);
   }
 
   /** Puts `node` in or out of the index as it is now. */
   nodeChanged(inst: Execution, node: NodeInstance): void {
+    if (this.deferred !== null) return void this.deferred.push(['node', inst, node]);
     if (isTask(inst, node)) this.add(inst, node);
     else this.remove(inst, node);
   }

@@ -29,3 +29,16 @@ export function noteTriggeredStartAt(state: WfxState, processId: string, environ
 export function lastTriggeredStart(state: WfxState, processId: string, environment: string): string | null {
   return fires.get(state)?.get(keyOf(processId, environment)) ?? null;
 }
+
+/** Notes in `into` the starts noted in `from` (a step's draft committed to the live state, state/draft/). */
+export function carryTriggerFires(from: WfxState, into: WfxState): void {
+  const map = fires.get(from);
+  if (map === undefined) return;
+  for (const [key, startTime] of map) {
+    let to = fires.get(into);
+    if (!to) fires.set(into, (to = new Map()));
+    const seen = to.get(key);
+    if (seen === undefined || startTime > seen) to.set(key, startTime);
+  }
+  fires.delete(from);
+}

@@ -23,10 +23,11 @@ export interface DurableStore<S, R> {
   /** Applies the records at once and resolves once they are durable, all or none. */
   commit(...records: R[]): Promise<void>;
   /**
-   * Runs `fn` synchronously; each record it emits is applied at once (so `fn` sees its own
-   * changes) and all of them become one journal entry, unless `divert` takes them. See `Store.transact`.
+   * Runs `fn` synchronously: it decides on a draft of the state and returns the records it
+   * wrote and the draft's commit; the records become one journal entry (unless `divert` takes
+   * them) and the commit changes the state. See `RecordStore.transact`.
    */
-  transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R>;
+  transact<T>(fn: () => Decided<T, R>, divert?: Divert<R>): Transaction<T, R>;
   /** Resolves once everything committed so far is durable. */
   flush(): Promise<void>;
   /**
@@ -114,6 +115,15 @@ export type Divert<R> = (
 ) => { readonly durable: Promise<void>; readonly settle: readonly R[] } | null;
 
 /** The outcome of `transact`. */
+/** What a transaction's function decided (DurableStore.transact). */
+export interface Decided<T, R> {
+  readonly result: T;
+  /** The records it wrote, in order, applied to its draft only. */
+  readonly records: readonly R[];
+  /** Hands its draft's changes to the live state (the records' effect); a throw fails the store. */
+  commit(): void;
+}
+
 export interface Transaction<T, R> {
   readonly result: T;
   /** What `fn` emitted, in order, as journaled (a coalesced run of records as its one record). */

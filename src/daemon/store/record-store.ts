@@ -7,7 +7,7 @@
 import type { StoreHealth } from '../../shared/api/index.js';
 import { errorMessage, WfxError, type ErrorCode } from '../../shared/errors.js';
 import { WorkCount } from '../../shared/work-count.js';
-import type { Divert, DurableStore, StoreLogger, Transaction } from './durable-store.js';
+import type { Decided, Divert, DurableStore, StoreLogger, Transaction } from './durable-store.js';
 
 /** How records change the state (StoreOptions' part every store takes). */
 export interface Reducer<S, R> {
@@ -54,10 +54,18 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
   /** Flushes, checkpoints unless told not to (or failed), and closes; writes are refused after. */
   abstract close(options?: { checkpoint?: boolean }): Promise<void>;
 
-  /** Applies one record (a store that copies its state in the background hooks in here). */
+  /** Applies one record, the store's hooks around it. */
   protected applyOne(record: R): void {
+    this.beforeApply(record);
     this.reducer.apply(this.state, record);
+    this.afterApply(record);
   }
+
+  /** Called before a record changes the state (a store that copies its state in the background hooks in here). */
+  protected beforeApply(_record: R): void {}
+
+  /** Called once a record has changed the state. */
+  protected afterApply(_record: R): void {}
 
   /**
    * Called before each synchronous run of applies (a commit's, a transaction's, a settle's):
@@ -102,57 +110,33 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
   }
 
   /**
-   * Runs `fn` synchronously with an `emit` that applies each record to the state at once, then
-   * journals everything emitted as one entry (all or none after a crash).
+   * Runs `fn` synchronously: it decides on a draft of the state and returns its result, the
+   * records it wrote (applied to the draft only) and the draft's commit. The records are
+   * journaled as one entry (all or none after a crash); the commit hands the draft's changes to
+   * the live state at once, with the store's hooks around it as if each record were applied.
    *
-   * If `fn` throws before emitting anything, the error is rethrown and nothing changed: decide
-   * and validate first, emit after. If it throws after emitting, the state is half changed,
-   * so the store fails (STORE_FAILED) and the error is rethrown.
+   * If `fn` throws, nothing changed: the draft is dropped and the error rethrown. If the commit
+   * throws, the state is half changed, so the store fails (STORE_FAILED).
    *
    * `divert`, when given, may take the records out of the journal (see Divert). A failure of
    * the write it makes instead fails the store, as a journal write's would.
    */
-  transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R> {
+  transact<T>(fn: () => Decided<T, R>, divert?: Divert<R>): Transaction<T, R> {
     if (this.failure) throw this.failure;
     if (this.closed) throw new WfxError('STORE_CLOSED', 'the store is closed');
-    const records: R[] = [];
-    const serialized: string[] = [];
-    const coalesce = this.reducer.coalesce;
-    let run: R | null = null; // applied, serialized when the run of candidates ends
-    let applied = false;
-    const endRun = (): void => {
-      if (run === null) return;
-      serialized.push(JSON.stringify(run));
-      records.push(run);
-      run = null;
-    };
-    let result: T;
-    this.beginApplies();
-    try {
-      result = fn((record) => {
-        if (coalesce) {
-          const merged = run === null ? null : coalesce.merge(run, record);
-          if (merged === null) endRun();
-          if (merged !== null || coalesce.candidate(record)) {
-            applied = true;
-            this.applyOne(record);
-            run = merged ?? record;
-            return;
-          }
-        }
-        serialized.push(JSON.stringify(record));
-        applied = true;
-        this.applyOne(record);
-        records.push(record);
-      });
-      endRun();
-    } catch (err) {
-      // An apply that threw may have changed the state half-way.
-      if (applied) this.fail('a transaction threw after changing the state', err);
-      throw err;
-    }
+    const decided = fn();
+    const { result } = decided;
+    const { records, serialized } = this.coalesced(decided.records);
     // Nothing new, but the result may rest on records still being made durable: wait for those.
     if (records.length === 0) return { result, records, serialized, durable: this.flush(), settle: null };
+    this.beginApplies();
+    try {
+      for (const record of records) this.beforeApply(record);
+      decided.commit();
+      for (const record of records) this.afterApply(record);
+    } catch (err) {
+      throw this.fail('a transaction could not be committed', err);
+    }
     let elsewhere: ReturnType<Divert<R>> = null;
     try {
       elsewhere = divert?.(records, serialized) ?? null;
@@ -176,6 +160,38 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
       for (const record of elsewhere.settle) this.applyOne(record);
     };
     return { result, records, serialized, durable, settle };
+  }
+
+  /**
+   * `written` as journaled, and its JSON: each run of records the reducer's `coalesce` merges
+   * as its one record. The reducer keeps none of a merged record's objects, so a record may be
+   * serialized after it was applied (to a draft).
+   */
+  private coalesced(written: readonly R[]): { records: R[]; serialized: string[] } {
+    const coalesce = this.reducer.coalesce;
+    const records: R[] = [];
+    const serialized: string[] = [];
+    let run: R | null = null;
+    const endRun = (): void => {
+      if (run === null) return;
+      serialized.push(JSON.stringify(run));
+      records.push(run);
+      run = null;
+    };
+    for (const record of written) {
+      if (coalesce) {
+        const merged: R | null = run === null ? null : coalesce.merge(run, record);
+        if (merged === null) endRun();
+        if (merged !== null || coalesce.candidate(record)) {
+          run = merged ?? record;
+          continue;
+        }
+      }
+      serialized.push(JSON.stringify(record));
+      records.push(record);
+    }
+    endRun();
+    return { records, serialized };
   }
 
   /** Whether entry `id` of the state's collection `key` is gone: no key, or a tombstone (state/execution-table.ts). */

@@ -21,7 +21,7 @@ import { RecordStore, silentLogger } from './record-store.js';
 import { SnapshotCheckpoint } from './snapshot-checkpoint.js';
 import { slicePacer } from './snapshot-write.js';
 import type { StoreHold, StoreOptions } from './store-options.js';
-import type { Divert, EvictableEntries, Transaction } from './durable-store.js';
+import type { Decided, Divert, EvictableEntries, Transaction } from './durable-store.js';
 import { recoverStore } from './store-recovery.js';
 
 export type { Divert, DurableStore, ExecutionPartitions, StoreLogger, Transaction } from './durable-store.js';
@@ -160,7 +160,7 @@ export class Store<S, R> extends RecordStore<S, R> {
   }
 
   /** As RecordStore's; a diverted transaction's settle forgets the marks of what it made (settleForgetting). */
-  override transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R> {
+  override transact<T>(fn: () => Decided<T, R>, divert?: Divert<R>): Transaction<T, R> {
     const epoch = this.changes.epoch;
     const tx = super.transact(fn, divert);
     const collection = this.options.snapshotCollection;
@@ -171,10 +171,9 @@ export class Store<S, R> extends RecordStore<S, R> {
     return settleForgetting(tx, collection.touched, forgettable, (key) => this.changes.forget(key, epoch));
   }
 
-  protected override applyOne(record: R): void {
+  protected override beforeApply(record: R): void {
     if (this.segments) this.options.snapshotCollection!.touched(record, this.changes.touch);
     else this.snapshots.touched(record);
-    super.applyOne(record);
   }
 
   protected append(serialized: readonly string[]): Promise<void> {

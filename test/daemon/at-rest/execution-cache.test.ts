@@ -8,6 +8,8 @@ import type { EvictableEntries } from '../../../src/daemon/store/durable-store.j
 import { WAITS_FLOW as FLOW } from '../../helpers/cold.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { eventually } from '../../helpers/eventually.js';
+import { appliedAtCommit } from '../../helpers/store-suite.js';
+import { applyRecord } from '../../../src/daemon/state/records.js';
 
 // The engine's bounded cache over the JSON store (at-rest/execution-cache.ts): executions at rest
 // that a checkpoint wrote leave memory and are read back from their segments when a step or a
@@ -89,7 +91,10 @@ t.test('a record that reaches an execution not read back fails loudly instead of
   const id = (await h.start(pid)).processInstanceId;
   await eventually('evicted', () => coldCount(h) === 1);
   t.throws(
-    () => h.store.transact((emit) => emit({ type: 'instance.state', instanceId: id } as never)),
+    () =>
+      h.store.transact(
+        appliedAtCommit(h.store, applyRecord, (emit) => emit({ type: 'instance.state', instanceId: id } as never)),
+      ),
     /not resident/,
     'the store refuses it before it applies',
   );

@@ -2,10 +2,17 @@ import t from 'tap';
 import { applyRecord, executionsTouched, type WfxRecord } from '../../../src/daemon/state/records.js';
 import { startedInstance } from '../../../src/daemon/state/records/execution.js';
 import { applyStart } from '../../helpers/state.js';
-import { youngCopy } from '../../../src/daemon/state/object-shapes.js';
+import { executionCopy } from '../../../src/daemon/state/object-shapes.js';
 import { ExecutionTable } from '../../../src/daemon/state/execution-table.js';
-import { initialState, type WfxState } from '../../../src/daemon/state/state.js';
+import { initialState, type Execution, type WfxState } from '../../../src/daemon/state/state.js';
 import { SnapshotCopy } from '../../../src/daemon/store/snapshot-copy.js';
+
+/** A copy of `inst` put in its place, as a committed step's draft puts one. */
+function putCopy(state: WfxState, inst: Execution): Execution {
+  const copy = executionCopy(inst);
+  ExecutionTable.of(state).put(copy);
+  return copy;
+}
 
 const at = '2026-11-21T10:00:00.000Z';
 
@@ -59,7 +66,7 @@ t.test(
         model.set(id, `${id}:0`);
       } else if (r < 0.6) {
         const id = live[Math.floor(next() * live.length)]!;
-        const copy = youngCopy(state, state.instances[id]!);
+        const copy = putCopy(state, state.instances[id]!);
         const tag = `${id}:${op}`;
         tags.set(copy, tag);
         model.set(id, tag);
@@ -110,8 +117,8 @@ t.test('a rebuild visits a few keys per archived execution and takes the changes
 
   // While it runs: a copy of a live one it has not reached (late500), one it may have copied
   // (keep0), a new execution, and archives. It visits 10,602 keys or more, 32 per archive.
-  const keep0 = youngCopy(state, state.instances.keep0!);
-  const late500 = youngCopy(state, state.instances.late500!);
+  const keep0 = putCopy(state, state.instances.keep0!);
+  const late500 = putCopy(state, state.instances.late500!);
   applyRecord(state, started('new0'));
   let archived = 0;
   while (state.instances === first && archived < 499)

@@ -1,10 +1,18 @@
 import t from 'tap';
 import { applyRecord } from '../../../src/daemon/state/records.js';
 import { applyStart } from '../../helpers/state.js';
-import { shareParsedStrings, youngCopy } from '../../../src/daemon/state/object-shapes.js';
+import { executionCopy, shareParsedStrings } from '../../../src/daemon/state/object-shapes.js';
+import { ExecutionTable } from '../../../src/daemon/state/execution-table.js';
 import { initialState, type Execution, type WfxState } from '../../../src/daemon/state/state.js';
 
-t.test('youngCopy puts the same execution, in new objects, in its place', async (t) => {
+/** A copy of `inst` put in its place, as a committed step's draft puts one. */
+function putCopy(state: WfxState, inst: Execution): Execution {
+  const copy = executionCopy(inst);
+  ExecutionTable.of(state).put(copy);
+  return copy;
+}
+
+t.test('a copy put in its place is the same execution, in new objects, in its place', async (t) => {
   const state = initialState();
   const at = '2026-11-21T10:00:00.000Z';
   applyStart(state, 'e1', at, { variables: { a: { deep: 1 } } });
@@ -13,7 +21,7 @@ t.test('youngCopy puts the same execution, in new objects, in its place', async 
   const before = state.instances.e1!;
   const json = JSON.stringify(state);
 
-  const copy = youngCopy(state, before);
+  const copy = putCopy(state, before);
   t.equal(state.instances.e1, copy, 'the copy is the live execution now');
   t.equal(JSON.stringify(state), json, 'the state is the same, value for value, keys in their order');
   t.not(copy, before);

@@ -5,12 +5,19 @@ import { join } from 'node:path';
 import t from 'tap';
 import { readFileBytes } from '../../../src/daemon/store/snapshot-file.js';
 import { Store } from '../../../src/daemon/store/store.js';
+import { appliedAtCommit } from '../../helpers/store-suite.js';
 
 interface S {
   n: number;
   log: string[];
 }
 type R = { op: 'add'; by: number } | { op: 'note'; text: string } | { op: 'boom' };
+
+function applyR(s: S, r: R): void {
+  if (r.op === 'boom') throw new Error('bad record');
+  if (r.op === 'add') s.n += r.by;
+  else s.log.push(r.text);
+}
 
 function open(
   dir: string,
@@ -20,11 +27,7 @@ function open(
     dir,
     snapshotBytes: extra.snapshotBytes,
     initialState: () => ({ n: 0, log: [] }),
-    apply: (s, r) => {
-      if (r.op === 'boom') throw new Error('bad record');
-      if (r.op === 'add') s.n += r.by;
-      else s.log.push(r.text);
-    },
+    apply: applyR,
     checkpointEvery: extra.checkpointEvery,
     logger: { info() {}, error() {}, warn: (obj) => extra.warnings?.push(obj) },
   });
@@ -192,10 +195,13 @@ t.test('divert: records kept out of the journal are durable elsewhere, and settl
     const by = records.reduce((sum, r) => sum + (r.op === 'add' ? r.by : Number.NaN), 0);
     return Number.isNaN(by) ? null : { durable: written, settle: [{ op: 'add', by: -by } as const] };
   };
-  const tx = store.transact((emit) => {
-    emit({ op: 'add', by: 5 });
-    emit({ op: 'add', by: 2 });
-  }, divert);
+  const tx = store.transact(
+    appliedAtCommit(store, applyR, (emit) => {
+      emit({ op: 'add', by: 5 });
+      emit({ op: 'add', by: 2 });
+    }),
+    divert,
+  );
   t.same(
     offered[0],
     {
@@ -222,12 +228,15 @@ t.test('divert: records kept out of the journal are durable elsewhere, and settl
   tx.settle!();
   tx.settle!();
   t.equal(store.state.n, 1, 'settled once: its effect undone');
-  const journaled = store.transact((emit) => emit({ op: 'note', text: 'kept' }), divert);
+  const journaled = store.transact(
+    appliedAtCommit(store, applyR, (emit) => emit({ op: 'note', text: 'kept' })),
+    divert,
+  );
   t.equal(journaled.settle, null, 'a transaction divert declined is journaled as usual');
   await journaled.durable;
   t.equal(store.lastSeq, 3);
   const threw = store.transact(
-    (emit) => emit({ op: 'note', text: 'despite' }),
+    appliedAtCommit(store, applyR, (emit) => emit({ op: 'note', text: 'despite' })),
     () => {
       throw new Error('a bug in divert');
     },
@@ -250,7 +259,7 @@ t.test('divert: a failed write elsewhere fails the store, as a journal write wou
   let told: unknown = null;
   store.onFailure((err) => (told = err));
   const tx = store.transact(
-    (emit) => emit({ op: 'add', by: 1 }),
+    appliedAtCommit(store, applyR, (emit) => emit({ op: 'add', by: 1 })),
     () => ({ durable: Promise.reject(new Error('disk full')), settle: [] }),
   );
   await t.rejects(tx.durable, { code: 'STORE_FAILED', message: /kept out of the journal failed: disk full/ });

@@ -1,7 +1,7 @@
 /**
  * The step's answer input: input submitted to a waiting input node or user task. Checked in the
  * step, on the execution as it is now (another call may have resumed or ended it since the
- * caller looked, and a resume replaces the execution's object: youngCopy).
+ * caller looked, and a committed step replaces the execution's object: state/draft/).
  */
 import { WfxError } from '../../../shared/errors.js';
 import { fileIdOf } from '../../../shared/file-ref.js';

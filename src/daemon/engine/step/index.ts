@@ -1,11 +1,13 @@
 /**
- * The step as a function: (state, context, input) → records and effects. Every decision of the
- * engine is an input here; the runner (engine/runner.ts) applies the records in one store
- * transaction and, once they are durable, carries out the effects. Records are applied to the
- * state as the step writes them (the reducer, state/records.ts, is pure), so later decisions
- * of the same step see them.
+ * The step as a function: (state, context, input) → answer, records and effects. Every
+ * decision of the engine is an input here. The step decides on a draft of the state
+ * (state/draft/): each record it writes is applied to the draft (the reducer,
+ * state/records.ts), so later decisions of the same step see it, and the state it was given is
+ * left as it was. The runner (engine/runner.ts) journals the records in one store transaction,
+ * commits the draft to the live state once, and carries out the effects once durable.
  */
-import type { WfxRecord } from '../../state/records.js';
+import { applyRecord, type WfxRecord } from '../../state/records.js';
+import { StateDraft } from '../../state/draft/state-draft.js';
 import type { WfxState } from '../../state/state.js';
 import { answer, type AnswerInput } from './answers.js';
 import {
@@ -88,33 +90,45 @@ export interface BegunStep<T> {
   readonly done: Promise<T>;
 }
 
-/** What one step did: its answer, the records it wrote (in order, each applied), the effects it asks for. */
+/** What one step did: its answer, the records it wrote (in order, applied to its draft), the effects it asks for. */
 export interface StepResult<T> {
   readonly answer: T;
   readonly records: readonly WfxRecord[];
   readonly effects: readonly StepEffect[];
   /** The executions it changed (their log lines are streamed once it is durable). */
   readonly touched: ReadonlySet<string>;
+  /** Hands the step's draft to the state it was given: once, when its records are journaled (the store's transaction). */
+  readonly commit: () => void;
 }
 
 /**
- * Runs one step: decides `input` on `state` at `now`, writing each record through `apply`
- * (which must apply it to `state`). A throw before the first record changes nothing (the
- * catalogue errors an input may throw are thrown before); nothing throws after one. `reach`:
- * told each execution a thrown event wakes, past the trees `input` names (Step.reach).
+ * A check of each record a step writes, before it is applied to the draft (engine/touch-check.ts):
+ * `apply` checks then applies, `reach` is told each execution a thrown event wakes (Step.reach).
+ */
+export type StepCheck = (
+  draft: WfxState,
+  apply: (record: WfxRecord) => void,
+) => { readonly apply: (record: WfxRecord) => void; readonly reach: (instanceId: string) => void };
+
+/**
+ * Runs one step: decides `input` on a draft of `state` at `now` (`state` is not changed, and
+ * may be deeply frozen). A throw leaves nothing changed. `check`: see StepCheck.
  */
 export function runStep<I extends StepInput>(
   state: WfxState,
   ctx: StepContext,
   now: Date,
   input: I,
-  apply: (record: WfxRecord) => void,
-  reach?: (instanceId: string) => void,
+  check?: StepCheck,
 ): StepResult<StepAnswer<I>> {
-  const s = new Step(state, ctx, now, apply);
-  if (reach) s.reach = reach;
-  const result = decide(s, input) as StepAnswer<I>;
-  return { answer: result, records: s.records, effects: s.effects, touched: s.touched };
+  const draft = new StateDraft(state);
+  const applied = (record: WfxRecord): void => applyRecord(draft.state, record);
+  const checked = check?.(draft.state, applied);
+  const s = new Step(draft.state, ctx, now, checked?.apply ?? applied);
+  if (checked) s.reach = checked.reach;
+  const answer = decide(s, input) as StepAnswer<I>;
+  const records = s.records;
+  return { answer, records, effects: s.effects, touched: s.touched, commit: () => draft.commit(records) };
 }
 
 /** The part of the step that decides `input`. */

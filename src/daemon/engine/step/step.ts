@@ -9,7 +9,6 @@ import { ExpressionError } from '../../../shared/expr/juel.js';
 import { failureOfThrown, type NodeFailureCode } from '../../../shared/flow/failure-codes.js';
 import type { FlowNode } from '../../../shared/flow/types.js';
 import { WfxError } from '../../../shared/errors.js';
-import { youngCopy } from '../../state/object-shapes.js';
 import { loopProgress } from '../../state/loop-progress.js';
 import type { WfxRecord } from '../../state/records.js';
 import { nodeRan } from '../../state/records/nodes.js';
@@ -45,11 +44,8 @@ export class Step extends Tokens {
   }
 
   wake(waiting: Execution, waitingNode: NodeInstance, input: ResumeInput): void {
-    // The live object (a caller's may be one a resume has replaced since), resumed from rest in
-    // a copy (youngCopy: why). Not once this step has touched it: its callers may still hold
-    // the objects they changed.
-    const live = execution(this.state, waiting.processInstanceId) ?? waiting;
-    const inst = this.touched.has(live.processInstanceId) ? live : youngCopy(this.state, live);
+    // The draft's object (a caller's may be the live one, or one a resume has replaced since).
+    const inst = execution(this.state, waiting.processInstanceId) ?? waiting;
     const ni = inst.nodes[waitingNode.id]!;
     this.touched.add(inst.processInstanceId);
     const node = this.nodeDef(inst, ni);

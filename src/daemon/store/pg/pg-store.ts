@@ -25,7 +25,7 @@
 import type pg from 'pg';
 import type { ErrorCode } from '../../../shared/errors.js';
 import { RecordStore, silentLogger } from '../record-store.js';
-import type { Divert, EvictableEntries, ExecutionPartitions, Transaction } from '../durable-store.js';
+import type { Decided, Divert, EvictableEntries, ExecutionPartitions, Transaction } from '../durable-store.js';
 import { Unjournaled } from './unjournaled.js';
 import { partitionedIds } from '../../state/ids.js';
 import type { PartitionLease } from './lease.js';
@@ -263,14 +263,16 @@ export class PgStore<S, R> extends RecordStore<S, R> {
     return this.lease.epoch;
   }
 
-  override transact<T>(fn: (emit: (record: R) => void) => T, divert?: Divert<R>): Transaction<T, R> {
+  override transact<T>(fn: () => Decided<T, R>, divert?: Divert<R>): Transaction<T, R> {
     return this.unjournaled.track(super.transact(fn, divert));
   }
 
-  /** Applies `record`, its executions marked changed for the next checkpoint's rows. */
-  protected override applyOne(record: R): void {
+  protected override beforeApply(record: R): void {
     if (this.coldGuard) this.layout.collection?.touched(record, this.coldGuard);
-    super.applyOne(record);
+  }
+
+  /** Once `record` is applied: its executions marked changed for the next checkpoint's rows. */
+  protected override afterApply(record: R): void {
     this.dirty.touch(this.layout, record);
   }
 

@@ -9,6 +9,7 @@ import { RowReads } from '../../../../src/daemon/at-rest/rows/row-reads.js';
 import { ROWS_AT_REST } from '../../../../src/daemon/at-rest/rows/pg-evictable.js';
 import { PgStore, type PgStoreOptions } from '../../../../src/daemon/store/pg/pg-store.js';
 import { eventually } from '../../../helpers/eventually.js';
+import { appliedAtCommit } from '../../../helpers/store-suite.js';
 import { POSTGRES_SKIP, queryAt, startPostgres } from '../../../helpers/postgres.js';
 
 // The lazy load of execution rows (at-rest/rows/pg-cold-rows.ts, decision 077): a start, a standby and a
@@ -280,7 +281,7 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
     const durable = new Promise<void>((resolve) => (written = resolve));
     // As a one-step execution is: its records applied, written elsewhere (history), then removed.
     const tx = a.transact(
-      (emit) => emit({ op: 'item', id, by: 1 }),
+      appliedAtCommit(a, reducer.apply, (emit) => emit({ op: 'item', id, by: 1 })),
       () => ({ durable, settle: [{ op: 'gone', id }] }),
     );
     const checkpoint = a.checkpoint(); // serializes now, writes once the diverted write is durable
@@ -306,7 +307,7 @@ t.test('execution rows loaded lazily', { skip: POSTGRES_SKIP }, async (t) => {
     const ids = Array.from({ length: 20 }, () => uuidv7In(1, PARTITIONS, AT));
     for (const id of ids) {
       const tx = a.transact(
-        (emit) => emit({ op: 'item', id, by: 1 }),
+        appliedAtCommit(a, reducer.apply, (emit) => emit({ op: 'item', id, by: 1 })),
         () => ({ durable: Promise.resolve(), settle: [{ op: 'gone', id }] }),
       );
       await tx.durable;
