@@ -69,6 +69,11 @@ export class FlowStep extends MemoryStep {
     this.run({ kind: 'answer', instanceId: id, nodeId, action, data });
   }
 
+  /** Cancels execution `id` as the API does (Engine.cancel). */
+  cancel(id: string): void {
+    this.run({ kind: 'cancel', instanceId: id, reason: 'cancelled by request' });
+  }
+
   /** One step, its lifecycle events kept. */
   private one<I extends StepInput>(input: I): StepResult<StepAnswer<I>> {
     const r = super.run(input);
