@@ -70,6 +70,11 @@ export class FlowStep extends MemoryStep {
     return this.instance(this.start(processId, data, correlationKey).answer.processInstanceId);
   }
 
+  /** As `started`, in `organization`. */
+  startedIn(organization: string, processId: string, data: Record<string, unknown> = {}): Execution {
+    return this.instance(this.startIn(organization, processId, data).answer.processInstanceId);
+  }
+
   /** Completes the input node `nodeId` waiting in execution `id` with `data`. */
   answer(id: string, nodeId: string, data: Record<string, unknown>, action: 'COMPLETE' | 'CANCEL' = 'COMPLETE'): void {
     this.run({ kind: 'answer', instanceId: id, nodeId, action, data });
