@@ -1,3 +1,5 @@
+// A serviceTask's log lines, from the work runner's calls. What a step logs of a gateway's
+// decision is in step/log-lines.test.ts.
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,40 +13,6 @@ const linesOf = (inst: Parameters<typeof logEntries>[0], nodeId: string): string
   logEntries(inst)
     .filter((l) => l.nodeId === nodeId)
     .map((l) => l.message);
-
-t.test("a gateway's completed line names the branch it took: its condition, default or else", async (t) => {
-  const h = await engineHarness(t);
-  const pid = await h.publish(`
-processId: AUTO
-name: Gateways
-nodes:
-  start: { type: startEvent, next: size }
-  size:
-    type: exclusiveGateway
-    name: Size?
-    branches:
-      - { condition: "\${size == 'big'}", next: check }
-    default: check
-  check: { type: ifElse, condition: "\${n > 5}", then: many, else: many }
-  many:
-    type: inclusiveGateway
-    branches:
-      - { condition: "\${n > 1}", next: a }
-      - { condition: "\${n > 2}", next: b }
-    default: a
-  a: { type: endEvent }
-  b: { type: endEvent }
-`);
-  const big = await h.start(pid, { size: 'big', n: 9 });
-  t.equal(big.stateCd, STATE.COMPLETED);
-  t.same(linesOf(big, 'size').at(-1), `completed: took "\${size == 'big'}" to check`);
-  t.same(linesOf(big, 'check').at(-1), 'completed: took "${n > 5}" to many');
-  t.same(linesOf(big, 'many').at(-1), 'completed: took "${n > 1}" to a, "${n > 2}" to b');
-  const small = await h.start(pid, { size: 'small', n: 0 });
-  t.same(linesOf(small, 'size').at(-1), 'completed: took default to check');
-  t.same(linesOf(small, 'check').at(-1), 'completed: took else to many');
-  t.same(linesOf(small, 'many').at(-1), 'completed: took default to a');
-});
 
 /** A local server answering 200 (500 under /fail), closed at teardown. */
 async function server(t: Test): Promise<string> {

@@ -1,36 +1,9 @@
+// Memory where it needs the engine: the journal, reopening the store, the sweep's batches. What
+// each memoryAction decides is in step/memory.test.ts.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { STATE } from '../../../src/daemon/state/state.js';
 import { crashImage, engineHarness } from '../../helpers/engine.js';
-
-const OPS = `processId: AUTO
-name: Memory ops
-nodes:
-  start: { type: startEvent, next: put }
-  put: { type: memoryAction, action: store, namespace: values, key: "{k}", value: "{v}", next: add }
-  add:
-    type: memoryAction
-    action: append
-    namespace: lists
-    key: "{k}"
-    value: { n: "{item}" }
-    maxItems: 3
-    next: get
-  get: { type: memoryAction, action: retrieve, namespace: values, key: "{k}", resultVariable: got, next: win }
-  win: { type: memoryAction, action: retrieve, namespace: lists, key: "{k}", window: 2, resultVariable: last2, next: miss }
-  miss:
-    type: memoryAction
-    action: retrieve
-    namespace: values
-    key: nothing-here
-    default: { fallback: "{k}" }
-    resultVariable: missed
-    next: none
-  none: { type: memoryAction, action: retrieve, namespace: values, key: none-either, resultVariable: nothing, next: keys }
-  keys: { type: memoryAction, action: list, namespace: values, resultVariable: keys, next: done }
-  done: { type: endEvent }
-`;
 
 const ONE = (action: string, extra = '') => `processId: AUTO
 name: One memory action
@@ -39,36 +12,6 @@ nodes:
   m: { type: memoryAction, action: ${action}, namespace: ns, ${extra} next: done }
   done: { type: endEvent }
 `;
-
-t.test('store, append (trimmed), retrieve, window, default, list', async (t) => {
-  const h = await engineHarness(t);
-  const pid = await h.publish(OPS);
-  let last;
-  for (let item = 1; item <= 5; item++) {
-    last = await h.start(pid, { k: 'c1', v: { name: 'Ada', visits: item }, item });
-    t.equal(last.stateCd, STATE.COMPLETED, `execution ${item} completed`);
-  }
-  const v = last!.variables;
-  t.same(v.got, { name: 'Ada', visits: 5 }, 'retrieve: the stored value, with its type');
-  t.same(v.last2, [{ n: 4 }, { n: 5 }], 'retrieve with window: the last two items');
-  t.same(v.missed, { fallback: 'c1' }, 'a missing key gives the default, resolved');
-  t.equal(v.nothing, null, 'a missing key without default gives null');
-  t.match(v.add, { length: 3, updatedAt: String, expiresAt: null });
-  t.same(v.put, { updatedAt: h.clock.now().toISOString(), expiresAt: null });
-  t.match(v.keys, [{ key: 'c1', updatedAt: String, expiresAt: null }]);
-  t.same(
-    (h.store.state.memory.default!.lists!.c1!.value as unknown[]).map((x) => (x as { n: number }).n),
-    [3, 4, 5],
-    'append kept the last maxItems items',
-  );
-  await h.start(pid, { k: 'a0', v: 1, item: 1 });
-  const listed = await h.start(pid, { k: 'b5', v: 2, item: 1 });
-  t.same(
-    (listed.variables.keys as Array<{ key: string }>).map((k) => k.key),
-    ['a0', 'b5', 'c1'],
-    'list: the keys by name',
-  );
-});
 
 t.test('memory writes are journaled in the same entry as the node completion', async (t) => {
   const h = await engineHarness(t);
@@ -84,19 +27,6 @@ t.test('memory writes are journaled in the same entry as the node completion', a
     frame!.indexOf('"memory.written"') < frame!.indexOf('"nodeId":"m"'),
     'right before the completion record of its node',
   );
-});
-
-t.test('delete: removes the entry; a missing one is fine', async (t) => {
-  const h = await engineHarness(t);
-  const put = await h.publish(ONE('store', 'key: k, value: 1,'));
-  const del = await h.publish(ONE('delete', 'key: k,'));
-  await h.start(put);
-  const first = await h.start(del);
-  t.same(first.variables.m, { deleted: true });
-  t.same(h.store.state.memory, {}, 'the entry and its empty containers are gone');
-  const again = await h.start(del);
-  t.equal(again.stateCd, STATE.COMPLETED);
-  t.same(again.variables.m, { deleted: false });
 });
 
 t.test('ttl: an entry expires at once for reads, and the sweep removes it durably', async (t) => {
@@ -122,55 +52,6 @@ t.test('ttl: an entry expires at once for reads, and the sweep removes it durabl
   t.same(h.store.state.memory, {}, 'the sweep removed both expired entries');
   const after = await engineHarness(t, await crashImage(t, h), h.clock);
   t.same(after.store.state.memory, {}, 'the removal was journaled');
-});
-
-t.test('failures: not a list, too large, too deep, a key that resolves to nothing', async (t) => {
-  const h = await engineHarness(t);
-  const put = await h.publish(ONE('store', 'key: k, value: "{v}",'));
-  const add = await h.publish(ONE('append', 'key: k, value: 1,'));
-  const win = await h.publish(ONE('retrieve', 'key: k, window: 2,'));
-  const bad = await h.publish(ONE('store', 'key: "{missing}", value: 1,'));
-  const long = await h.publish(ONE('store', 'key: "{long}", value: 1,'));
-  await h.start(put, { v: 'text' });
-  t.match((await h.start(add)).error, { code: 'MEMORY_NOT_A_LIST', nodeId: 'm' }, 'append on a value');
-  t.match((await h.start(win)).error, { code: 'MEMORY_NOT_A_LIST' }, 'a window on a value');
-  t.equal(h.store.state.memory.default!.ns!.k!.value, 'text', 'unchanged');
-  const big = await h.start(put, { v: 'x'.repeat(256 * 1024) });
-  t.match(big.error, { code: 'MEMORY_TOO_LARGE', nodeId: 'm' });
-  let deep: unknown = 1;
-  for (let i = 0; i < 63; i++) deep = { d: deep };
-  const tooDeep = await h.publish(ONE('store', 'key: k, value: { a: { b: "{deep}" } },'));
-  t.match((await h.start(tooDeep, { deep })).error, { code: 'DATA_TOO_DEEP' });
-  t.equal(h.store.state.memory.default!.ns!.k!.value, 'text', 'nothing was written by the failed nodes');
-  t.match((await h.start(bad)).error, { code: 'MEMORY_KEY_INVALID' }, 'a key with a missing reference');
-  t.match((await h.start(bad, { missing: '' })).error, { code: 'MEMORY_KEY_INVALID' }, 'a key that is empty text');
-  t.match((await h.start(long, { long: 'k'.repeat(513) })).error, { code: 'MEMORY_KEY_INVALID' }, 'too long');
-});
-
-t.test('{correlationKey} in a key reads the execution’s correlation key', async (t) => {
-  const h = await engineHarness(t);
-  const pid = await h.publish(ONE('append', 'key: "chat-{correlationKey}", value: "{said}",'));
-  await h.start(pid, { said: 'a' }, { correlationKey: 'c-7' });
-  await h.start(pid, { said: 'b' }, { correlationKey: 'c-7' });
-  await h.start(pid, { said: 'z' }, { correlationKey: 'c-8' });
-  t.same(h.store.state.memory.default!.ns!['chat-c-7']!.value, ['a', 'b']);
-  t.same(h.store.state.memory.default!.ns!['chat-c-8']!.value, ['z']);
-  const none = await h.start(pid, { said: 'q' });
-  t.match(none.error, { code: 'MEMORY_KEY_INVALID' }, 'no correlation key: the reference is missing');
-});
-
-t.test('memory is per organization: another one neither sees nor changes it', async (t) => {
-  const h = await engineHarness(t);
-  const acmePut = await h.publish(ONE('store', 'key: k, value: secret,'), { organization: 'acme' });
-  const acmeGet = await h.publish(ONE('retrieve', 'key: k,'), { organization: 'acme' });
-  const otherGet = await h.publish(ONE('retrieve', 'key: k, default: none,'), { organization: 'globex' });
-  const otherList = await h.publish(ONE('list', ''), { organization: 'globex' });
-  const otherDel = await h.publish(ONE('delete', 'key: k,'), { organization: 'globex' });
-  await h.start(acmePut, {}, { organization: 'acme' });
-  t.equal((await h.start(otherGet, {}, { organization: 'globex' })).variables.m, 'none');
-  t.same((await h.start(otherList, {}, { organization: 'globex' })).variables.m, []);
-  t.same((await h.start(otherDel, {}, { organization: 'globex' })).variables.m, { deleted: false });
-  t.equal((await h.start(acmeGet, {}, { organization: 'acme' })).variables.m, 'secret', 'still there');
 });
 
 t.test('memory survives reopening the store: from its journal and from a checkpoint', async (t) => {
@@ -214,28 +95,4 @@ t.test('a sweep removes at most 1000 expired entries; the next one the rest', as
   t.equal(Object.keys(h.store.state.memory.default!.bulk!).length, 501, 'one batch removed');
   await h.engine.sweepExpired();
   t.same(Object.keys(h.store.state.memory.default!.bulk!), ['forever'], 'the rest, and never a live entry');
-});
-
-t.test('appends in one step see each other: parallel branches and a loop lose no item', async (t) => {
-  const h = await engineHarness(t);
-  const pid = await h.publish(`processId: AUTO
-name: Many appends
-nodes:
-  start: { type: startEvent, next: [a, b] }
-  a: { type: memoryAction, action: append, namespace: ns, key: k, value: a, next: j }
-  b: { type: memoryAction, action: append, namespace: ns, key: k, value: b, next: j }
-  j: { type: parallelGateway, next: each }
-  each:
-    type: loopNode
-    collection: [1, 2, 3]
-    nodes:
-      s: { type: startEvent, next: add }
-      add: { type: memoryAction, action: append, namespace: ns, key: k, value: "{item}", next: e }
-      e: { type: endEvent }
-    next: done
-  done: { type: endEvent }
-`);
-  const inst = await h.start(pid);
-  await h.waitFor((e) => e.processInstanceId === inst.processInstanceId && e.type === 'PROCESS_COMPLETED');
-  t.same(h.store.state.memory.default!.ns!.k!.value, ['a', 'b', 1, 2, 3]);
 });

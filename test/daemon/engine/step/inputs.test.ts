@@ -1,6 +1,6 @@
-import t, { type Test } from 'tap';
-import { STATE, type Execution } from '../../../src/daemon/state/state.js';
-import { engineHarness, trail, type EngineHarness } from '../../helpers/engine.js';
+import t from 'tap';
+import { STATE, type Execution } from '../../../../src/daemon/state/state.js';
+import { FlowStep, trail } from '../../../helpers/step-flows.js';
 
 /** A called flow with inputs: it waits for a person, so that its executions can be looked at. */
 const TARGET = `processId: AUTO
@@ -27,17 +27,17 @@ nodes:
 ${extra}  done: { type: endEvent }
 `;
 
-async function withTarget(t: Test): Promise<{ h: EngineHarness; target: string }> {
-  const h = await engineHarness(t);
-  return { h, target: await h.publish(TARGET) };
+async function withTarget(): Promise<{ m: FlowStep; target: string }> {
+  const m = new FlowStep();
+  return { m, target: await m.publish(TARGET) };
 }
 
 const callNode = (inst: Execution) => Object.values(inst.nodes).find((n) => n.nodeId === 'call')!;
 
 t.test('a subProcess whose input does not match the called flow fails its node with INPUT_INVALID', async (t) => {
-  const { h, target } = await withTarget(t);
-  const pid = await h.publish(parent(`type: subProcess, processId: ${target}, input: { orderId: "{n}" }`));
-  const failed = await h.start(pid, { n: 42 });
+  const { m, target } = await withTarget();
+  const pid = await m.publish(parent(`type: subProcess, processId: ${target}, input: { orderId: "{n}" }`));
+  const failed = m.started(pid, { n: 42 });
   t.equal(failed.stateCd, STATE.FAILED);
   t.match(failed.error, {
     code: 'INPUT_INVALID',
@@ -46,43 +46,43 @@ t.test('a subProcess whose input does not match the called flow fails its node w
   });
   t.equal(callNode(failed).children, undefined, 'no child was started');
   t.same(
-    h.events.filter((e) => e.type === 'PROCESS_STARTED').map((e) => e.processInstanceId),
+    m.events.filter((e) => e.type === 'PROCESS_STARTED').map((e) => e.processInstanceId),
     [failed.processInstanceId],
     'the parent is the only execution that started',
   );
 
-  const ok = await h.start(pid, { n: 'A1' });
+  const ok = m.started(pid, { n: 'A1' });
   const childId = callNode(ok).children![0]!;
-  t.same((await h.get(childId)).variables, { orderId: 'A1', express: false }, 'a match starts, defaults filled in');
+  t.same(m.instance(childId).variables, { orderId: 'A1', express: false }, 'a match starts, defaults filled in');
 });
 
 t.test('a subProcess without input hands all variables on, and they must match too', async (t) => {
-  const { h, target } = await withTarget(t);
-  const pid = await h.publish(parent(`type: subProcess, processId: ${target}`));
-  t.match((await h.start(pid, { orderId: 'A1', note: 'x' })).error, {
+  const { m, target } = await withTarget();
+  const pid = await m.publish(parent(`type: subProcess, processId: ${target}`));
+  t.match(m.started(pid, { orderId: 'A1', note: 'x' }).error, {
     code: 'INPUT_INVALID',
     message: /^data\.note is not an input of the flow/,
   });
-  t.equal((await h.start(pid, { orderId: 'A1' })).stateCd, STATE.RUNNING, 'exactly the inputs: it starts');
+  t.equal(m.started(pid, { orderId: 'A1' }).stateCd, STATE.RUNNING, 'exactly the inputs: it starts');
 });
 
 t.test('INPUT_INVALID is caught like any failure: errorFlow, or an error boundary by code', async (t) => {
-  const { h, target } = await withTarget(t);
-  const viaErrorFlow = await h.publish(
+  const { m, target } = await withTarget();
+  const viaErrorFlow = await m.publish(
     parent(`type: subProcess, processId: ${target}, input: {}, errorFlow: oops`, '  oops: { type: endEvent }\n'),
   );
-  const e = await h.start(viaErrorFlow);
+  const e = m.started(viaErrorFlow);
   t.equal(e.stateCd, STATE.COMPLETED, 'errorFlow took it');
   t.same(trail(e), ['start:2', 'call:3', 'oops:2']);
   t.match(e.variables.error, { code: 'INPUT_INVALID', message: /data\.orderId is required/ });
 
-  const viaBoundary = await h.publish(
+  const viaBoundary = await m.publish(
     parent(
       `type: subProcess, processId: ${target}, input: {}`,
       '  caught: { type: boundaryEvent, attachedTo: call, event: error, errorCode: INPUT_INVALID, next: handled }\n  handled: { type: endEvent }\n',
     ),
   );
-  const b = await h.start(viaBoundary);
+  const b = m.started(viaBoundary);
   t.equal(b.stateCd, STATE.COMPLETED, 'the boundary took it');
   t.same(trail(b), ['start:2', 'call:3', 'caught:2', 'handled:2']);
   t.equal((b.variables.error as { code: string }).code, 'INPUT_INVALID');
@@ -91,23 +91,23 @@ t.test('INPUT_INVALID is caught like any failure: errorFlow, or an error boundar
 t.test(
   'a callProcess whose data does not match fails with INPUT_INVALID; one that matches gets defaults',
   async (t) => {
-    const { h, target } = await withTarget(t);
-    const pid = await h.publish(parent(`type: callProcess, processId: ${target}, data: { orderId: "{orderId}" }`));
-    const failed = await h.start(pid, { orderId: 7 });
+    const { m, target } = await withTarget();
+    const pid = await m.publish(parent(`type: callProcess, processId: ${target}, data: { orderId: "{orderId}" }`));
+    const failed = m.started(pid, { orderId: 7 });
     t.equal(failed.stateCd, STATE.FAILED);
     t.match(failed.error, { code: 'INPUT_INVALID', nodeId: 'call', message: /^data\.orderId must be string/ });
     t.equal(failed.variables.calledProcessInstanceId, undefined, 'nothing was called');
 
-    const ok = await h.start(pid, { orderId: 'A7' });
+    const ok = m.started(pid, { orderId: 'A7' });
     t.equal(ok.stateCd, STATE.COMPLETED);
-    const called = await h.get(ok.variables.calledProcessInstanceId as string);
+    const called = m.instance(ok.variables.calledProcessInstanceId as string);
     t.same(called.variables, { orderId: 'A7', express: false });
   },
 );
 
 t.test("a flow's inputs check its start only: its own loop iterations and embedded bodies are not", async (t) => {
-  const h = await engineHarness(t);
-  const pid = await h.publish(`processId: AUTO
+  const m = new FlowStep();
+  const pid = await m.publish(`processId: AUTO
 name: Lines
 inputs:
   type: object
@@ -134,16 +134,17 @@ nodes:
     next: done
   done: { type: endEvent }
 `);
-  const inst = await h.start(pid, { lines: [1, 2] });
+  const inst = m.started(pid, { lines: [1, 2] });
   t.equal(inst.stateCd, STATE.COMPLETED, JSON.stringify(inst.error));
   t.same(inst.variables.doubled, ['11', '22']);
 });
 
-t.test('Engine.start refuses data that does not match with VALIDATION_ERROR and starts nothing', async (t) => {
-  const { h, target } = await withTarget(t);
-  await t.rejects(h.engine.start({ processId: target, organization: 'default', data: { orderId: 1 } }), {
+t.test('a start refuses data that does not match with VALIDATION_ERROR and starts nothing', async (t) => {
+  const { m, target } = await withTarget();
+  t.throws(() => m.start(target, { orderId: 1 }), {
     code: 'VALIDATION_ERROR',
     details: { path: 'data.orderId', processId: target, version: '1' },
   });
-  t.same(h.events, [], 'no execution started');
+  t.same(m.events, [], 'no execution started');
+  t.same(Object.keys(m.state.instances), [], 'nothing written');
 });
