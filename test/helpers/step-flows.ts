@@ -5,16 +5,11 @@
  * without a store, a disk or the work runner. The lifecycle events of each step are kept, read
  * from its records once it is applied, as the effect plan reads them (effect-plan.ts).
  */
-import { randomUUID } from 'node:crypto';
 import { lifecycleOf, type LifecycleEvent } from '../../src/daemon/engine/lifecycle.js';
 import type { StepAnswer, StepInput, StepResult, WorkOrder } from '../../src/daemon/engine/step/index.js';
 import type { EventOutcome } from '../../src/daemon/engine/step/events.js';
-import { publishFlow } from '../../src/daemon/flows/publish.js';
 import type { WorkResult } from '../../src/daemon/outbound/result.js';
-import { applyRecord, type WfxRecord } from '../../src/daemon/state/records.js';
-import { STATE, type Environment, type Execution, type WfxState } from '../../src/daemon/state/state.js';
-import type { DurableStore } from '../../src/daemon/store/store.js';
-import { validateFlowSource } from '../../src/shared/flow/validate.js';
+import { STATE, type Execution } from '../../src/daemon/state/state.js';
 import { MemoryStep, type MemoryStepOptions } from './step.js';
 import { liveInstances } from './state.js';
 
@@ -78,26 +73,6 @@ export class FlowStep extends MemoryStep {
   /** Completes the input node `nodeId` waiting in execution `id` with `data`. */
   answer(id: string, nodeId: string, data: Record<string, unknown>, action: 'COMPLETE' | 'CANCEL' = 'COMPLETE'): void {
     this.run({ kind: 'answer', instanceId: id, nodeId, action, data });
-  }
-
-  /** Publishes a flow given as YAML in `environment` (MemoryStep.publish publishes to PRODUCTION). */
-  async publishTo(yaml: string, environment: Environment, organization = 'default'): Promise<string> {
-    const v = validateFlowSource(yaml.replace('processId: AUTO', `processId: ${randomUUID()}`));
-    if (!v.ok) throw new Error(`test flow does not validate: ${JSON.stringify(v.problems)}`);
-    const state = this.state;
-    const store: DurableStore<WfxState, WfxRecord> = {
-      state,
-      failed: null,
-      commit: (...records) => {
-        for (const r of records) applyRecord(state, r);
-        return Promise.resolve();
-      },
-      flush: () => Promise.resolve(),
-      transact: () => {
-        throw new Error('not used by publishFlow');
-      },
-    };
-    return (await publishFlow(store, { definition: v.flow, organization, environment, now: this.now })).processId;
   }
 
   /** Delivers a message or signal as POST /process/event does without a message id or a ttl (Engine.publishEvent). */

@@ -16,7 +16,13 @@ import { publishFlow } from '../../src/daemon/flows/publish.js';
 import { DomainSchemas } from '../../src/daemon/engine/domain-schemas.js';
 import type { BulkOperation } from '../../src/daemon/state/bulk.js';
 import { applyRecord, type WfxRecord } from '../../src/daemon/state/records.js';
-import { initialState, type Execution, type NodeInstance, type WfxState } from '../../src/daemon/state/state.js';
+import {
+  initialState,
+  type Environment,
+  type Execution,
+  type NodeInstance,
+  type WfxState,
+} from '../../src/daemon/state/state.js';
 import type { DurableStore } from '../../src/daemon/store/store.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../../src/shared/json-shape.js';
 import { validateFlowSource } from '../../src/shared/flow/validate.js';
@@ -89,13 +95,13 @@ export class MemoryStep {
   }
 
   /** Publishes a flow given as YAML (`processId: AUTO` gets a fresh id) with the daemon's publish code. */
-  async publish(yaml: string, organization = 'default'): Promise<string> {
+  async publish(yaml: string, organization = 'default', environment: Environment = 'PRODUCTION'): Promise<string> {
     const v = validateFlowSource(yaml.replace('processId: AUTO', `processId: ${randomUUID()}`));
     if (!v.ok) throw new Error(`test flow does not validate: ${JSON.stringify(v.problems)}`);
     const r = await publishFlow(this.store(), {
       definition: v.flow,
       organization,
-      environment: 'PRODUCTION',
+      environment,
       now: this.now,
     });
     return r.processId;

@@ -137,7 +137,7 @@ nodes:
 
 t.test('a subProcess naming a flow that does not exist or is not published fails the node with its code', async (t) => {
   const m = new FlowStep();
-  const draft = await m.publishTo(
+  const draft = await m.publish(
     `
 processId: AUTO
 name: Only in development
@@ -145,6 +145,7 @@ nodes:
   s: { type: startEvent, next: e }
   e: { type: endEvent }
 `,
+    'default',
     'DEVELOPMENT',
   );
   for (const [target, code] of [
