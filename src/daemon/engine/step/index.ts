@@ -128,7 +128,14 @@ export function runStep<I extends StepInput>(
   if (checked) s.reach = checked.reach;
   const answer = decide(s, input) as StepAnswer<I>;
   const records = s.records;
-  return { answer, records, effects: s.effects, touched: s.touched, commit: () => draft.commit(records) };
+  // The draft is let go once committed: a step's result is kept until it is durable, and a
+  // draft kept as long would outlive a scavenge and be copied for nothing.
+  let left: StateDraft | null = draft;
+  const commit = (): void => {
+    left?.commit(records);
+    left = null;
+  };
+  return { answer, records, effects: s.effects, touched: s.touched, commit };
 }
 
 /** The part of the step that decides `input`. */

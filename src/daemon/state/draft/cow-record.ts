@@ -22,6 +22,8 @@ const GONE: unique symbol = Symbol('gone');
 interface Overlay {
   readonly base: Record<string, unknown>;
   readonly own: Map<string, unknown>;
+  /** Its plain-object values are replaced, never changed in place: handed out as they are (`cowRecord`). */
+  readonly shallow: boolean;
 }
 
 /** Asked of an overlay, it answers with its Overlay (an object is one when it answers). */
@@ -39,12 +41,12 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => {
 };
 
 /** What a read hands out for `v`, read from a base: changeable by the caller without changing the base. */
-function ownable(v: unknown): unknown {
+function ownable(v: unknown, shallow: boolean): unknown {
   if (typeof v !== 'object' || v === null) return v;
   if (Array.isArray(v)) return v.slice();
   if (v instanceof Map) return new Map(v as Map<unknown, unknown>);
   if (v instanceof Set) return new Set(v as Set<unknown>);
-  return isPlainObject(v) ? cowRecord(v) : v;
+  return !shallow && isPlainObject(v) ? cowRecord(v) : v;
 }
 
 const handler: ProxyHandler<Overlay> = {
@@ -57,7 +59,7 @@ const handler: ProxyHandler<Overlay> = {
     }
     if (!Object.hasOwn(o.base, key)) return Reflect.get(o.base, key); // Object.prototype's, or nothing
     const v = o.base[key];
-    const w = ownable(v);
+    const w = ownable(v, o.shallow);
     if (w !== v) o.own.set(key, w);
     return w;
   },
@@ -94,9 +96,14 @@ const handler: ProxyHandler<Overlay> = {
   },
 };
 
-/** An overlay over plain object `base` (see the top of this file). `base` is never changed through it. */
-export function cowRecord<T extends object>(base: T): T {
-  const overlay: Overlay = { base: base as Record<string, unknown>, own: new Map() };
+/**
+ * An overlay over plain object `base` (see the top of this file). `base` is never changed
+ * through it. `shallow`: a dictionary whose values the reducer replaces and never changes in
+ * place (kept messages, tree counts...): its plain-object values are handed out as they are,
+ * not each behind an overlay of its own (its arrays and Maps are still copied).
+ */
+export function cowRecord<T extends object>(base: T, shallow = false): T {
+  const overlay: Overlay = { base: base as Record<string, unknown>, own: new Map(), shallow };
   return new Proxy(overlay, handler) as unknown as T;
 }
 

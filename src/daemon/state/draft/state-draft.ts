@@ -54,6 +54,20 @@ const OVERLAID = [
 type Overlaid = (typeof OVERLAID)[number];
 
 /**
+ * Those whose values the reducer replaces and never changes in place: their overlays hand a
+ * value out as it is (cowRecord's `shallow`). The step's tests decide on deeply frozen states,
+ * so a handler that changed one in place would throw there.
+ */
+const SHALLOW: ReadonlySet<Overlaid> = new Set([
+  'treeCreated',
+  'subscriptions',
+  'messages',
+  'messageIds',
+  'thrown',
+  'files',
+]);
+
+/**
  * A step's draft over `base` (see the top of this file). `draft.state` is what the step and the
  * reducer take: the draft itself, a WfxState whose fields are getters over its own parts (the
  * accessors below, and those defined once on the prototype after the class), so a step's draft
@@ -104,7 +118,7 @@ export class StateDraft {
   overlay(key: Overlaid): object {
     const overlays = (this.overlays ??= new Map());
     let o = overlays.get(key);
-    if (o === undefined) overlays.set(key, (o = cowRecord(this.base[key] as object)));
+    if (o === undefined) overlays.set(key, (o = cowRecord(this.base[key] as object, SHALLOW.has(key))));
     return o;
   }
 
@@ -153,6 +167,10 @@ export class StateDraft {
     const fileRefs = base.fileRefs !== undefined ? FileRefs.held(base) : null;
     if (fileRefs !== null) for (const r of records) fileRefs.applied(r);
     carryTriggerFires(this.state, base);
+    // What the commit handed over, let go: only the executions stay (the live state's now).
+    this.overlays = null;
+    this.liveCountsFork = this.jobQueuesFork = this.taskIndexFork = undefined;
+    this.table = undefined;
   }
 }
 
