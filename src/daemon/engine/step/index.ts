@@ -122,20 +122,31 @@ export function runStep<I extends StepInput>(
   check?: StepCheck,
 ): StepResult<StepAnswer<I>> {
   const draft = new StateDraft(state);
-  const applied = (record: WfxRecord): void => applyRecord(draft.state, record);
+  const applied = applyingTo(draft.state);
   const checked = check?.(draft.state, applied);
   const s = new Step(draft.state, ctx, now, checked?.apply ?? applied);
   if (checked) s.reach = checked.reach;
   const answer = decide(s, input) as StepAnswer<I>;
   const records = s.records;
-  // The draft is let go once committed: a step's result is kept until it is durable, and a
-  // draft kept as long would outlive a scavenge and be copied for nothing.
+  const commit = committing(draft, records);
+  return { answer, records, effects: s.effects, touched: s.touched, commit };
+}
+
+/** Applies a record to `draft` (made apart from runStep, so that no closure of it keeps the draft). */
+function applyingTo(draft: WfxState): (record: WfxRecord) => void {
+  return (record) => applyRecord(draft, record);
+}
+
+/**
+ * The commit of `draft` with `records`, once; the draft let go after it. A step's result is
+ * kept until it is durable, and a draft kept as long would outlive a scavenge for nothing.
+ */
+function committing(draft: StateDraft, records: readonly WfxRecord[]): () => void {
   let left: StateDraft | null = draft;
-  const commit = (): void => {
+  return () => {
     left?.commit(records);
     left = null;
   };
-  return { answer, records, effects: s.effects, touched: s.touched, commit };
 }
 
 /** The part of the step that decides `input`. */
