@@ -5,6 +5,7 @@ import t from 'tap';
 import { liveInstances } from '../../helpers/state.js';
 import { STATE, type Execution } from '../../../src/daemon/state/state.js';
 import { engineHarness, trail, type EngineHarness } from '../../helpers/engine.js';
+import { loopFlow as LOOP } from '../../helpers/flow-yaml.js';
 
 /** The live child executions of a node instance, read back. */
 async function children(h: EngineHarness, inst: Execution, nodeId: string): Promise<Execution[]> {
@@ -98,25 +99,6 @@ t.test('a timer boundary event armed before a restart fires after it, at the sam
   const after = await h.get(again.processInstanceId);
   t.same(trail(after), ['start:2', 'ask:4', 'remind:2', 'note:2', 'noted:2']);
 });
-
-const LOOP = (
-  props: string,
-  body = `
-      s: { type: startEvent, next: calc }
-      calc: { type: setVariable, variables: { square: "{item}", seen: "{index}" }, next: e }
-      e: { type: endEvent }`,
-) => `
-processId: AUTO
-name: Loop
-nodes:
-  start: { type: startEvent, next: each }
-  each:
-    type: loopNode
-${props}
-    nodes:${body}
-    next: done
-  done: { type: endEvent }
-`;
 
 t.test('a loop resumes where it was after a restart', async (t) => {
   let h = await engineHarness(t);

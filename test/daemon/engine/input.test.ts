@@ -5,28 +5,9 @@ import t from 'tap';
 import { STATE, STATUS } from '../../../src/daemon/state/state.js';
 import { History } from '../../../src/daemon/store/history.js';
 import { engineHarness, trail } from '../../helpers/engine.js';
+import { inputFlow } from '../../helpers/flow-yaml.js';
 
 const ORG = { organization: 'default' } as const;
-
-function inputFlow(props: string, extra = '') {
-  return `
-processId: AUTO
-name: Ask
-nodes:
-  start: { type: startEvent, next: ask }
-  ask:
-    type: inputNode
-    formTitle: "Approve order {order.id}?"
-${props
-  .trim()
-  .split('\n')
-  .map((l) => `    ${l}`)
-  .join('\n')}
-    next: done
-${extra}
-  done: { type: endEvent }
-`;
-}
 
 t.test('task submission errors: unknown execution, another organization, node not waiting, archived', async (t) => {
   const h = await engineHarness(t);

@@ -5,6 +5,7 @@ import type { WorkOrder } from '../../../../src/daemon/engine/step/index.js';
 import type { WorkResult } from '../../../../src/daemon/outbound/result.js';
 import { STATE, STATUS } from '../../../../src/daemon/state/state.js';
 import { childrenOf, FlowStep, running, trail } from '../../../helpers/step-flows.js';
+import { loopFlow as LOOP } from '../../../helpers/flow-yaml.js';
 
 /** What the script `return { n: vars.n + 1 }` returns, as the work runner would hand it back. */
 function increments(order: WorkOrder): WorkResult | undefined {
@@ -267,25 +268,6 @@ nodes:
     );
   },
 );
-
-const LOOP = (
-  props: string,
-  body = `
-      s: { type: startEvent, next: calc }
-      calc: { type: setVariable, variables: { square: "{item}", seen: "{index}" }, next: e }
-      e: { type: endEvent }`,
-) => `
-processId: AUTO
-name: Loop
-nodes:
-  start: { type: startEvent, next: each }
-  each:
-    type: loopNode
-${props}
-    nodes:${body}
-    next: done
-  done: { type: endEvent }
-`;
 
 t.test('a collection loop runs its body once per item, in order, and collects one value per iteration', async (t) => {
   const m = new FlowStep();

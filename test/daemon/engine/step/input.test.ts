@@ -4,26 +4,7 @@
 import t from 'tap';
 import { STATE, STATUS } from '../../../../src/daemon/state/state.js';
 import { FlowStep, trail } from '../../../helpers/step-flows.js';
-
-function inputFlow(props: string, extra = '') {
-  return `
-processId: AUTO
-name: Ask
-nodes:
-  start: { type: startEvent, next: ask }
-  ask:
-    type: inputNode
-    formTitle: "Approve order {order.id}?"
-${props
-  .trim()
-  .split('\n')
-  .map((l) => `    ${l}`)
-  .join('\n')}
-    next: done
-${extra}
-  done: { type: endEvent }
-`;
-}
+import { inputFlow } from '../../../helpers/flow-yaml.js';
 
 const CASES: Array<{ props: string; good: unknown[]; bad: unknown[] }> = [
   { props: 'inputType: textbox', good: ['text', ''], bad: [1, null, ['a']] },
