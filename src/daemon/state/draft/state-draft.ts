@@ -20,8 +20,7 @@
  * Everything else (the catalogue: flows, keys, domains...) is the live state's, read only: no
  * step record changes it.
  */
-import type { WfxRecord } from '../records.js';
-import { executionsTouched } from '../records.js';
+import { executionsTouched, type WfxRecord } from '../records.js';
 import { FileRefs } from '../file-refs.js';
 import { JobQueues } from '../job-queues.js';
 import { LiveCounts } from '../live-counts.js';
