@@ -119,7 +119,7 @@ export class StepRunner {
       const result = this.options.checkTouched
         ? runStep(state, ctx, now, input, (draft, apply) => touchCheck(draft, input.kind, ids, apply))
         : runStep(state, ctx, now, input);
-      return { result, records: result.records, commit: result.commit };
+      return { result, records: result.records, json: result.json, commit: result.commit };
     }, this.options.archive.oneStep);
     return { answer: tx.result.answer, done: this.options.track(this.afterDurable(tx, t0)) };
   }

@@ -120,6 +120,13 @@ export interface Decided<T, R> {
   readonly result: T;
   /** The records it wrote, in order, applied to its draft only. */
   readonly records: readonly R[];
+  /**
+   * Each record's JSON made as it was written, before it was applied to the draft (a later
+   * record may change an object the reducer kept of it); null where the record is one the
+   * reducer's `coalesce` may merge (serialized once its run ends). Absent: none was kept
+   * (records nothing changes once written), so each is serialized at the transaction.
+   */
+  readonly json?: readonly (string | null)[];
   /** Hands its draft's changes to the live state (the records' effect); a throw fails the store. */
   commit(): void;
 }

@@ -126,7 +126,7 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
     if (this.closed) throw new WfxError('STORE_CLOSED', 'the store is closed');
     const decided = fn();
     const { result } = decided;
-    const { records, serialized } = this.coalesced(decided.records);
+    const { records, serialized } = this.coalesced(decided.records, decided.json);
     // Nothing new, but the result may rest on records still being made durable: wait for those.
     if (records.length === 0) return { result, records, serialized, durable: this.flush(), settle: null };
     this.beginApplies();
@@ -163,11 +163,11 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
   }
 
   /**
-   * `written` as journaled, and its JSON: each run of records the reducer's `coalesce` merges
-   * as its one record. The reducer keeps none of a merged record's objects, so a record may be
-   * serialized after it was applied (to a draft).
+   * `written` as journaled, and its JSON (`json[i]`, made as record i was written, where given):
+   * each run of records the reducer's `coalesce` merges as its one record, serialized here (the
+   * reducer keeps none of a merged record's objects, so it may be serialized after it was applied).
    */
-  private coalesced(written: readonly R[]): { records: R[]; serialized: string[] } {
+  private coalesced(written: readonly R[], json?: readonly (string | null)[]): { records: R[]; serialized: string[] } {
     const coalesce = this.reducer.coalesce;
     const records: R[] = [];
     const serialized: string[] = [];
@@ -178,7 +178,8 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
       records.push(run);
       run = null;
     };
-    for (const record of written) {
+    for (let i = 0; i < written.length; i++) {
+      const record = written[i]!;
       if (coalesce) {
         const merged: R | null = run === null ? null : coalesce.merge(run, record);
         if (merged === null) endRun();
@@ -187,7 +188,7 @@ export abstract class RecordStore<S, R> implements DurableStore<S, R> {
           continue;
         }
       }
-      serialized.push(JSON.stringify(record));
+      serialized.push(json?.[i] ?? JSON.stringify(record));
       records.push(record);
     }
     endRun();

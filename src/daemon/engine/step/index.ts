@@ -6,7 +6,7 @@
  * left as it was. The runner (engine/runner.ts) journals the records in one store transaction,
  * commits the draft to the live state once, and carries out the effects once durable.
  */
-import { applyRecord, type WfxRecord } from '../../state/records.js';
+import { applyRecord, coalesceNodeRuns, type WfxRecord } from '../../state/records.js';
 import { StateDraft } from '../../state/draft/state-draft.js';
 import type { WfxState } from '../../state/state.js';
 import { answer, type AnswerInput } from './answers.js';
@@ -97,6 +97,12 @@ export interface StepResult<T> {
   readonly effects: readonly StepEffect[];
   /** The executions it changed (their log lines are streamed once it is durable). */
   readonly touched: ReadonlySet<string>;
+  /**
+   * Each record's JSON as it was written, before it was applied (a later record of the step may
+   * change an object the reducer kept of it); null for a node run, which the store may merge
+   * with the next (records.ts, coalesceNodeRuns: the reducer keeps none of its objects).
+   */
+  readonly json: readonly (string | null)[];
   /** Hands the step's draft to the state it was given: once, when its records are journaled (the store's transaction). */
   readonly commit: () => void;
 }
@@ -122,19 +128,26 @@ export function runStep<I extends StepInput>(
   check?: StepCheck,
 ): StepResult<StepAnswer<I>> {
   const draft = new StateDraft(state);
-  const applied = applyingTo(draft.state);
+  const json: Array<string | null> = [];
+  const applied = applyingTo(draft.state, json);
   const checked = check?.(draft.state, applied);
   const s = new Step(draft.state, ctx, now, checked?.apply ?? applied);
   if (checked) s.reach = checked.reach;
   const answer = decide(s, input) as StepAnswer<I>;
   const records = s.records;
   const commit = committing(draft, records);
-  return { answer, records, effects: s.effects, touched: s.touched, commit };
+  return { answer, records, json, effects: s.effects, touched: s.touched, commit };
 }
 
-/** Applies a record to `draft` (made apart from runStep, so that no closure of it keeps the draft). */
-function applyingTo(draft: WfxState): (record: WfxRecord) => void {
-  return (record) => applyRecord(draft, record);
+/**
+ * Applies a record to `draft`, its JSON pushed to `json` first (StepResult.json). Made apart
+ * from runStep, so that no closure of it keeps the draft.
+ */
+function applyingTo(draft: WfxState, json: Array<string | null>): (record: WfxRecord) => void {
+  return (record) => {
+    json.push(coalesceNodeRuns.candidate(record) ? null : JSON.stringify(record));
+    applyRecord(draft, record);
+  };
 }
 
 /**
