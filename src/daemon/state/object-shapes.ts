@@ -17,10 +17,12 @@ import type { Execution, NodeInstance, Writable } from './state.js';
  * copy, the old objects are left unchanged (dead, pointing at nothing new), and the copy dies
  * young with all it gained.
  *
- * Object.assign, not a spread: on Node 20 (V8 11.3) a spread's copy gets a map outside the
- * transition tree, so each property the reducer then adds to it (a node's `answeredBy` and
- * `answeredAt`, its `attempts`) goes to the runtime and makes maps of its own, and every read
- * of such nodes after is megamorphic. Built up from `{}`, the copies share the usual maps.
+ * Its nodes by Object.assign, not a spread: on Node 20 (V8 11.3) a spread's copy gets a map
+ * outside the transition tree, so each property the reducer then adds to a node (`answeredBy`
+ * and `answeredAt`, `attempts`) goes to the runtime and makes maps of its own, and every read
+ * of such nodes after is megamorphic. Built up from `{}`, the copies share the usual maps. The
+ * execution itself stays a spread: nothing on the hot path adds to it, and a spread copies
+ * its twenty-odd fields faster.
  */
 export function executionCopy(inst: Execution): Execution {
   const nodes: Record<string, NodeInstance> = {};
