@@ -36,6 +36,7 @@ const ALL: ReadonlyArray<() => Promise<Register>> = [
   async () => (await import('./commands/jobs.js')).registerJobs,
   async () => (await import('./commands/worker.js')).registerWorker,
   async () => (await import('./commands/expr.js')).registerExpr,
+  async () => (await import('./commands/test.js')).registerTest,
   async () => (await import('./commands/cron.js')).registerCron,
   async () => (await import('./commands/login.js')).registerLogin,
   async () => (await import('./commands/console.js')).registerConsole,

@@ -51,6 +51,7 @@ const COMMANDS = [
   ['env', 'unset'],
   ['env', 'list'],
   ['expr'],
+  ['test'],
   ['cron', 'next'],
   ['webhooks', 'create'],
   ['webhooks', 'update'],

@@ -27,7 +27,25 @@ export interface HttpCallOptions {
   readonly network?: NetworkPolicy;
   /** A W3C `traceparent` sent with each attempt (tracing on: the call's client span); it replaces one the flow set. */
   readonly traceparent?: string;
+  /**
+   * Answers each attempt instead of the network (a flow test's mock, flow-tests/): `attempt`
+   * counts from 1. The answer goes through what a real response does: accepted statuses,
+   * retries, failure codes and messages.
+   */
+  readonly reply?: (attempt: number) => HttpReply | Promise<HttpReply>;
+  /** Waits before a retry (default: the time itself); resolves false when cancelled meanwhile. A flow test's clock waits no time. */
+  readonly wait?: (ms: number, signal: AbortSignal | undefined) => Promise<boolean>;
 }
+
+/** What `HttpCallOptions.reply` answers an attempt with: a response, no answer in time, or a failed connection. */
+export type HttpReply =
+  | {
+      readonly status: number;
+      readonly headers?: Readonly<Record<string, string | readonly string[]>>;
+      readonly body?: unknown;
+    }
+  | { readonly timeout: true }
+  | { readonly network: string };
 
 let builtInPolicy: NetworkPolicy | null = null;
 
@@ -83,7 +101,9 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions = {}): P
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) return cancelled();
       const began = performance.now();
-      const outcome = await attemptOnce(p, signal, dispatcher);
+      const outcome = options.reply
+        ? replied(await options.reply(attempt), p)
+        : await attemptOnce(p, signal, dispatcher);
       if (outcome.kind === 'ok') {
         const ms = Math.round(performance.now() - began);
         const nth = attempt > 1 ? ` (attempt ${attempt})` : '';
@@ -110,7 +130,7 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions = {}): P
       } catch {
         // a failing observer must not fail the call
       }
-      if (!(await sleep(delayMs, signal))) return cancelled();
+      if (!(await (options.wait ?? sleep)(delayMs, signal))) return cancelled();
     }
   } catch (err) {
     // Defensive: nothing above is expected to throw.
@@ -204,6 +224,33 @@ async function attemptOnce(p: Prepared, signal: AbortSignal | undefined, dispatc
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** The outcome of an attempt answered by `reply` (HttpCallOptions.reply), as attemptOnce would make it of the same response. */
+function replied(reply: HttpReply, p: Prepared): Outcome {
+  if ('timeout' in reply) return { kind: 'timeout' };
+  if ('network' in reply) return { kind: 'network', detail: reply.network };
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(reply.headers ?? {}))
+    headers[name.toLowerCase()] = typeof value === 'string' ? value : [...value];
+  const body = reply.body ?? '';
+  if (!p.accept(reply.status)) {
+    const header = (name: string) => {
+      const v = headers[name];
+      return typeof v === 'string' ? v : null;
+    };
+    const retryAfterMs =
+      reply.status === 429 || reply.status === 503 ? parseRetryAfter(header('retry-after')) : undefined;
+    return {
+      kind: 'status',
+      status: reply.status,
+      statusText: '',
+      excerpt: shorten(typeof body === 'string' ? body : JSON.stringify(body)),
+      ...(retryAfterMs !== undefined && { retryAfterMs }),
+    };
+  }
+  if (typeof body !== 'string' && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+  return { kind: 'ok', value: { status: reply.status, headers, body } };
 }
 
 function tooLarge(p: Prepared, status: number): Outcome {

@@ -61,6 +61,8 @@ Commands:
                                role)
   expr [options] <expression>  evaluate a \${...} condition or a {ref} template
                                locally, as the engine does; prints JSON
+  test [options] [paths...]    run flows' test files (*.test.yaml) in-process:
+                               mocks, a clock of their own, no daemon
   cron                         check schedule expressions
   login [options]              check an API key against the daemon and keep it
                                for its URL (OS keyring, else a 0600 file)
@@ -1606,6 +1608,34 @@ Options:
 Examples:
   $ wfx task show 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f
   $ wfx task show 01a1fdd5 ask --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx test --help 1`] = `
+Usage: wfx test [options] [paths...]
+
+run flows' test files (*.test.yaml) in-process: mocks, a clock of their own, no
+daemon
+
+Arguments:
+  paths              test files, or folders to search for *.test.yaml (default:
+                     the current folder)
+
+Options:
+  --reporter <name>  how the results are written (choices: "spec", "tap",
+                     "junit", "json", default: "spec")
+  --output <file>    write the report to a file (the summary still goes to the
+                     terminal)
+  --grep <text>      run only the cases whose name contains this text
+  --allow-network    let serviceTasks without a mock call the network
+  -h, --help         display help for command
+
+Exit codes: 0 every case passed, 1 a case failed, 2 a test file or its flow is invalid.
+
+Examples:
+  $ wfx test
+  $ wfx test flows/order.test.yaml --grep "big orders"
+  $ wfx test --reporter junit --output report.xml
 
 `
 

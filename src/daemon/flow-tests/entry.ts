@@ -1,0 +1,103 @@
+/**
+ * Flow tests, the CLI's door to them (`wfx test`): finds the test files under the paths given,
+ * reads each with the flow it names, and runs their cases in this process on the engine's own
+ * step (run-case.ts). No daemon, no data directory, no network unless allowed.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
+import { validateFlowSource } from '../../shared/flow/validate.js';
+import { createScriptRunner, type ScriptRunner } from '../engine/work/script.js';
+import { runCase } from './run-case.js';
+import type { FileRun, TestRun } from './report.js';
+import { readTestFile, type TestFileProblem } from './test-file.js';
+
+export { report, REPORTERS, totals, problemLine, type Reporter, type TestRun } from './report.js';
+
+/** What a run is asked for. */
+export interface FlowTestOptions {
+  /** Files and directories (directories searched for `*.test.yaml`, `*.test.yml`); default the current directory. */
+  readonly paths: readonly string[];
+  /** Runs only the cases whose name contains this text. */
+  readonly grep?: string;
+  /** Unmocked serviceTasks call the network. */
+  readonly allowNetwork?: boolean;
+  /** Where paths are relative to, and what shown paths are relative to (default the process's). */
+  readonly cwd?: string;
+}
+
+/** A run's exit code (SPEC.md section 11): 0 all passed, 1 a case failed, 2 a test file or flow is invalid. */
+export function exitCodeOf(run: TestRun): 0 | 1 | 2 {
+  if (run.problems.length > 0) return 2;
+  return run.files.some((f) => f.cases.some((c) => !c.ok)) ? 1 : 0;
+}
+
+const TEST_FILE = /\.test\.ya?ml$/;
+
+/** The test files under `paths`, sorted; a path that is a file is taken as one. Skips dot folders and node_modules. */
+export async function findTestFiles(paths: readonly string[], cwd: string): Promise<string[]> {
+  const found = new Set<string>();
+  const walk = async (dir: string): Promise<void> => {
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      if (e.name.startsWith('.') || e.name === 'node_modules') continue;
+      const path = join(dir, e.name);
+      if (e.isDirectory()) await walk(path);
+      else if (e.isFile() && TEST_FILE.test(e.name)) found.add(path);
+    }
+  };
+  for (const p of paths.length > 0 ? paths : ['.']) {
+    const full = resolve(cwd, p);
+    if ((await stat(full)).isDirectory()) await walk(full);
+    else found.add(full);
+  }
+  return [...found].sort();
+}
+
+/** Runs the flow tests `options` name (see the top of this file). */
+export async function runFlowTests(options: FlowTestOptions): Promise<TestRun> {
+  const began = performance.now();
+  const cwd = options.cwd ?? process.cwd();
+  const shown = (path: string) => relative(cwd, path) || path;
+  const files: FileRun[] = [];
+  const problems: TestFileProblem[] = [];
+  let scripts: ScriptRunner | null = null;
+  try {
+    for (const path of await findTestFiles(options.paths, cwd)) {
+      const file = shown(path);
+      const read = readTestFile(file, await readFile(path, 'utf8'));
+      if (!read.ok) {
+        problems.push(...read.problems);
+        continue;
+      }
+      const flowPath = resolve(dirname(path), read.test.flow);
+      let source: string;
+      try {
+        source = await readFile(flowPath, 'utf8');
+      } catch (err) {
+        const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
+        problems.push({ file, message: `flow file ${read.test.flow}: ${why}` });
+        continue;
+      }
+      const flow = validateFlowSource(source);
+      if (!flow.ok) {
+        for (const p of flow.problems)
+          problems.push({ file: shown(flowPath), line: p.line, column: p.column, message: `${p.code}: ${p.message}` });
+        continue;
+      }
+      const cases = read.test.cases.filter((c) => options.grep === undefined || c.name.includes(options.grep));
+      if (cases.length === 0) continue; // --grep left none of its cases
+      const results = [];
+      for (const c of cases)
+        results.push(
+          await runCase(c, {
+            flow: flow.flow,
+            scripts: () => (scripts ??= createScriptRunner()),
+            allowNetwork: options.allowNetwork === true,
+          }),
+        );
+      files.push({ file, flow: shown(flowPath), cases: results });
+    }
+  } finally {
+    await (scripts as ScriptRunner | null)?.close();
+  }
+  return { files, problems, ms: performance.now() - began };
+}

@@ -1,0 +1,307 @@
+/**
+ * A flow's test file (`*.test.yaml`, SPEC.md section 11): the flow file it tests and its cases,
+ * read and checked whole before any case runs. A problem is given with the line and column of
+ * what it names, as a flow file's are (shared/flow/parse.ts keeps the positions).
+ */
+import { parseDuration } from '../../shared/duration.js';
+import { parseFlowSource, type SourcePosition } from '../../shared/flow/parse.js';
+import type { Environment } from '../state/state.js';
+
+/** What a serviceTask's mock answers one call (an attempt) with. */
+export type HttpMock =
+  | { readonly status: number; readonly body?: unknown; readonly headers?: Readonly<Record<string, string>> }
+  | { readonly timeout: true }
+  | { readonly network: string };
+
+/** Any work node's mock that fails it: the node fails with `code` as its real work would. */
+export interface FailMock {
+  readonly fail: { readonly code: string; readonly message: string };
+}
+
+/** One answer of a node's mock. */
+export type MockAnswer = HttpMock | FailMock;
+
+/** A node's mock: the same answer for every call, or one per call in order. */
+export type Mock = MockAnswer | readonly MockAnswer[];
+
+/** What is expected of the execution at a point of the case, or at its end. */
+export interface Expectation {
+  readonly state?: 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
+  /** Node ids in the order their instances started. */
+  readonly path?: readonly string[];
+  /** A subset of the variables: each named one equal (deeply). */
+  readonly variables?: Readonly<Record<string, unknown>>;
+  /** The failure's code (FAILED). */
+  readonly errorCode?: string;
+  /** The node the execution waits at (an input node, a catch event, a timer). */
+  readonly waitingAt?: string;
+}
+
+/** One step of a case, after its start. */
+export type CaseStep =
+  | { readonly kind: 'expect'; readonly expect: Expectation; readonly at: string }
+  | {
+      readonly kind: 'answer';
+      readonly node: string;
+      readonly action: 'COMPLETE' | 'CANCEL';
+      readonly data: Record<string, unknown>;
+      readonly at: string;
+    }
+  | { readonly kind: 'advance'; readonly ms: number; readonly text: string; readonly at: string }
+  | {
+      readonly kind: 'event';
+      readonly type: string;
+      readonly correlationKey: string | null;
+      readonly data: Record<string, unknown>;
+      readonly at: string;
+    };
+
+/** One case of a test file. */
+export interface TestCase {
+  readonly name: string;
+  readonly start: {
+    readonly data: Record<string, unknown>;
+    readonly environment: Environment;
+    readonly correlationKey: string | null;
+  };
+  /** `{env.NAME}` values of the case's environment: the file's `env`, the case's over them. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly mocks: Readonly<Record<string, Mock>>;
+  readonly steps: readonly CaseStep[];
+  readonly expect: Expectation;
+  /** Where the case stands in its file (`file:line:column`). */
+  readonly at: string;
+}
+
+/** A test file read and checked. */
+export interface TestFile {
+  readonly file: string;
+  /** The flow file, as the test file names it (relative to the test file). */
+  readonly flow: string;
+  readonly cases: readonly TestCase[];
+}
+
+/** A problem of a test file, where it stands. */
+export interface TestFileProblem {
+  readonly file: string;
+  readonly line?: number;
+  readonly column?: number;
+  readonly message: string;
+}
+
+const STATES = ['RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
+type Path = readonly (string | number)[];
+
+/** Thrown inside the reader: one problem stops the file (the next run shows the next). */
+class Problem extends Error {
+  constructor(
+    readonly path: Path,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Reads test file `file` (its text `text`): the file, or its problems. Pure. */
+export function readTestFile(
+  file: string,
+  text: string,
+): { ok: true; test: TestFile } | { ok: false; problems: TestFileProblem[] } {
+  const parsed = parseFlowSource(text);
+  if (parsed.syntaxErrors.length > 0)
+    return {
+      ok: false,
+      problems: parsed.syntaxErrors.map((e) => ({ file, ...e.position, message: e.message })),
+    };
+  const where = (path: Path): SourcePosition | undefined => parsed.positionOf(path);
+  const at = (path: Path): string => {
+    const p = where(path);
+    return p ? `${file}:${p.line}:${p.column}` : file;
+  };
+  try {
+    const root = object(parsed.value, []);
+    known(root, [], ['flow', 'env', 'cases']);
+    const flow = text_(root.flow, ['flow']);
+    const env = root.env === undefined ? {} : envOf(root.env, ['env']);
+    const cases = list(root.cases, ['cases']).map((c, i) => readCase(c, ['cases', i], at, env));
+    if (cases.length === 0) throw new Problem(['cases'], 'a test file needs at least one case');
+    const names = new Set<string>();
+    cases.forEach((c, i) => {
+      if (names.has(c.name)) throw new Problem(['cases', i, 'name'], `two cases are named "${c.name}"`);
+      names.add(c.name);
+    });
+    return { ok: true, test: { file, flow, cases } };
+  } catch (err) {
+    if (!(err instanceof Problem)) throw err;
+    return { ok: false, problems: [{ file, ...where(err.path), message: err.message }] };
+  }
+}
+
+/** `{env.NAME}` values: names to strings. */
+function envOf(value: unknown, path: Path): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(object(value, path))) env[k] = text_(v, [...path, k]);
+  return env;
+}
+
+function readCase(
+  value: unknown,
+  path: Path,
+  at: (path: Path) => string,
+  fileEnv: Readonly<Record<string, string>>,
+): TestCase {
+  const c = object(value, path);
+  known(c, path, ['name', 'start', 'env', 'mocks', 'steps', 'expect']);
+  const name = text_(c.name, [...path, 'name']);
+  const start = c.start === undefined ? {} : object(c.start, [...path, 'start']);
+  known(start, [...path, 'start'], ['data', 'environment', 'correlationKey']);
+  const environment = start.environment ?? 'PRODUCTION';
+  if (environment !== 'PRODUCTION' && environment !== 'DEVELOPMENT')
+    throw new Problem([...path, 'start', 'environment'], 'environment is PRODUCTION or DEVELOPMENT');
+  const env = { ...fileEnv, ...(c.env === undefined ? {} : envOf(c.env, [...path, 'env'])) };
+  const mocks: Record<string, Mock> = {};
+  if (c.mocks !== undefined)
+    for (const [node, m] of Object.entries(object(c.mocks, [...path, 'mocks'])))
+      mocks[node] = Array.isArray(m)
+        ? m.map((a, i) => mockAnswer(a, [...path, 'mocks', node, i]))
+        : mockAnswer(m, [...path, 'mocks', node]);
+  const steps = c.steps === undefined ? [] : list(c.steps, [...path, 'steps']);
+  return {
+    name,
+    start: {
+      data: start.data === undefined ? {} : object(start.data, [...path, 'start', 'data']),
+      environment,
+      correlationKey:
+        start.correlationKey === undefined ? null : text_(start.correlationKey, [...path, 'start', 'correlationKey']),
+    },
+    env,
+    mocks,
+    steps: steps.map((s, i) => readStep(s, [...path, 'steps', i], at)),
+    expect: c.expect === undefined ? {} : expectation(c.expect, [...path, 'expect']),
+    at: at(path),
+  };
+}
+
+function readStep(value: unknown, path: Path, at: (path: Path) => string): CaseStep {
+  const s = object(value, path);
+  const keys = Object.keys(s);
+  if (keys.length !== 1)
+    throw new Problem(
+      path,
+      `a step is one of expect, answer, advance or event (found ${keys.join(', ') || 'nothing'})`,
+    );
+  const kind = keys[0]!;
+  const body = s[kind];
+  const here = [...path, kind];
+  switch (kind) {
+    case 'expect':
+      return { kind, expect: expectation(body, here), at: at(path) };
+    case 'answer': {
+      const a = object(body, here);
+      known(a, here, ['node', 'action', 'data']);
+      const action = a.action ?? 'COMPLETE';
+      if (action !== 'COMPLETE' && action !== 'CANCEL')
+        throw new Problem([...here, 'action'], 'action is COMPLETE or CANCEL');
+      const data = a.data === undefined ? {} : object(a.data, [...here, 'data']);
+      return { kind, node: text_(a.node, [...here, 'node']), action, data, at: at(path) };
+    }
+    case 'advance': {
+      const text = text_(body, here);
+      try {
+        return { kind, ms: parseDuration(text), text, at: at(path) };
+      } catch (err) {
+        throw new Problem(here, (err as Error).message);
+      }
+    }
+    case 'event': {
+      const e = object(body, here);
+      known(e, here, ['type', 'correlationKey', 'data']);
+      return {
+        kind,
+        type: text_(e.type, [...here, 'type']),
+        correlationKey: e.correlationKey === undefined ? null : String(e.correlationKey),
+        data: e.data === undefined ? {} : object(e.data, [...here, 'data']),
+        at: at(path),
+      };
+    }
+    default:
+      throw new Problem(path, `"${kind}" is no step: a step is one of expect, answer, advance or event`);
+  }
+}
+
+function expectation(value: unknown, path: Path): Expectation {
+  const e = object(value, path);
+  known(e, path, ['state', 'path', 'variables', 'errorCode', 'waitingAt']);
+  const out: { -readonly [K in keyof Expectation]: Expectation[K] } = {};
+  if (e.state !== undefined) {
+    if (!STATES.includes(e.state as (typeof STATES)[number]))
+      throw new Problem([...path, 'state'], `state is one of ${STATES.join(', ')}`);
+    out.state = e.state as Expectation['state'];
+  }
+  if (e.path !== undefined) out.path = list(e.path, [...path, 'path']).map((n, i) => text_(n, [...path, 'path', i]));
+  if (e.variables !== undefined) out.variables = object(e.variables, [...path, 'variables']);
+  if (e.errorCode !== undefined) out.errorCode = text_(e.errorCode, [...path, 'errorCode']);
+  if (e.waitingAt !== undefined) out.waitingAt = text_(e.waitingAt, [...path, 'waitingAt']);
+  return out;
+}
+
+function mockAnswer(value: unknown, path: Path): MockAnswer {
+  const m = object(value, path);
+  if ('fail' in m) {
+    known(m, path, ['fail']);
+    const f = object(m.fail, [...path, 'fail']);
+    known(f, [...path, 'fail'], ['code', 'message']);
+    const code = text_(f.code, [...path, 'fail', 'code']);
+    return {
+      fail: {
+        code,
+        message: f.message === undefined ? `mocked failure ${code}` : text_(f.message, [...path, 'fail', 'message']),
+      },
+    };
+  }
+  if ('timeout' in m) {
+    known(m, path, ['timeout']);
+    if (m.timeout !== true) throw new Problem([...path, 'timeout'], 'timeout is true: the call gets no answer in time');
+    return { timeout: true };
+  }
+  if ('network' in m) {
+    known(m, path, ['network']);
+    return { network: text_(m.network, [...path, 'network']) };
+  }
+  known(m, path, ['status', 'body', 'headers']);
+  const status = m.status ?? 200;
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599)
+    throw new Problem([...path, 'status'], 'status is an HTTP status, 100 to 599');
+  const headers: Record<string, string> = {};
+  if (m.headers !== undefined)
+    for (const [k, v] of Object.entries(object(m.headers, [...path, 'headers'])))
+      headers[k] = text_(v, [...path, 'headers', k]);
+  return { status, ...(m.body !== undefined && { body: m.body }), ...(m.headers !== undefined && { headers }) };
+}
+
+function object(value: unknown, path: Path): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new Problem(path, `${name(path)} must be a mapping`);
+  return value as Record<string, unknown>;
+}
+
+function list(value: unknown, path: Path): unknown[] {
+  if (!Array.isArray(value)) throw new Problem(path, `${name(path)} must be a list`);
+  return value;
+}
+
+function text_(value: unknown, path: Path): string {
+  if (typeof value !== 'string' || value === '') throw new Problem(path, `${name(path)} must be a non-empty string`);
+  return value;
+}
+
+/** Refuses a key the mapping at `path` does not take (a typo would otherwise be ignored). */
+function known(value: Record<string, unknown>, path: Path, keys: readonly string[]): void {
+  for (const k of Object.keys(value))
+    if (!keys.includes(k)) throw new Problem([...path, k], `unknown key "${k}" (expected ${keys.join(', ')})`);
+}
+
+function name(path: Path): string {
+  const last = path.at(-1);
+  return last === undefined ? 'a test file' : typeof last === 'number' ? `item ${last + 1}` : `"${last}"`;
+}
