@@ -7,11 +7,29 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { validateFlowSource } from '../../shared/flow/validate.js';
 import { createScriptRunner, type ScriptRunner } from '../engine/work/script.js';
+import { FlowCoverage, percent } from './coverage.js';
 import { runCase } from './run-case.js';
-import type { FileRun, TestRun } from './report.js';
+import { totalCoverage, type FileRun, type FlowCoverageRun, type TestRun } from './report.js';
 import { readTestFile, type TestFileProblem } from './test-file.js';
 
-export { report, REPORTERS, totals, problemLine, type Reporter, type TestRun } from './report.js';
+export { report, REPORTERS, totals, totalCoverage, problemLine, type Reporter, type TestRun } from './report.js';
+
+/** What the run found of a flow's coverage (TestRun.coverage). */
+function coverageOf(c: FlowCoverage): FlowCoverageRun {
+  const { nodes, branches } = c.counts();
+  return {
+    flow: c.file,
+    nodes,
+    branches,
+    percent: percent(nodes[0] + branches[0], nodes[1] + branches[1]),
+    missed: c
+      .list()
+      .filter((i) => !i.covered)
+      .map((i) =>
+        i.part === 'node' ? `${i.node} not reached` : `${i.node} ${i.part}${i.to ? ` → ${i.to}` : ''} not taken`,
+      ),
+  };
+}
 
 /** What a run is asked for. */
 export interface FlowTestOptions {
@@ -21,14 +39,20 @@ export interface FlowTestOptions {
   readonly grep?: string;
   /** Unmocked serviceTasks call the network. */
   readonly allowNetwork?: boolean;
+  /** Records which nodes and branches of each flow the cases took (TestRun.coverage). */
+  readonly coverage?: boolean;
   /** Where paths are relative to, and what shown paths are relative to (default the process's). */
   readonly cwd?: string;
 }
 
-/** A run's exit code (SPEC.md section 11): 0 all passed, 1 a case failed, 2 a test file or flow is invalid. */
-export function exitCodeOf(run: TestRun): 0 | 1 | 2 {
+/**
+ * A run's exit code (SPEC.md section 11): 0 all passed, 1 a case failed (or the coverage of all
+ * flows together is under `coverageMin`, a percentage), 2 a test file or flow is invalid.
+ */
+export function exitCodeOf(run: TestRun, coverageMin?: number): 0 | 1 | 2 {
   if (run.problems.length > 0) return 2;
-  return run.files.some((f) => f.cases.some((c) => !c.ok)) ? 1 : 0;
+  if (run.files.some((f) => f.cases.some((c) => !c.ok))) return 1;
+  return coverageMin !== undefined && totalCoverage(run) < coverageMin ? 1 : 0;
 }
 
 const TEST_FILE = /\.test\.ya?ml$/;
@@ -59,6 +83,8 @@ export async function runFlowTests(options: FlowTestOptions): Promise<TestRun> {
   const shown = (path: string) => relative(cwd, path) || path;
   const files: FileRun[] = [];
   const problems: TestFileProblem[] = [];
+  /** Coverage by flow file: one per flow, whichever test files test it. */
+  const coverage = new Map<string, FlowCoverage>();
   let scripts: ScriptRunner | null = null;
   try {
     for (const path of await findTestFiles(options.paths, cwd)) {
@@ -85,6 +111,9 @@ export async function runFlowTests(options: FlowTestOptions): Promise<TestRun> {
       }
       const cases = read.test.cases.filter((c) => options.grep === undefined || c.name.includes(options.grep));
       if (cases.length === 0) continue; // --grep left none of its cases
+      let covered = coverage.get(flowPath);
+      if (options.coverage === true && covered === undefined)
+        coverage.set(flowPath, (covered = new FlowCoverage(shown(flowPath), flow.flow)));
       const results = [];
       for (const c of cases)
         results.push(
@@ -92,6 +121,7 @@ export async function runFlowTests(options: FlowTestOptions): Promise<TestRun> {
             flow: flow.flow,
             scripts: () => (scripts ??= createScriptRunner()),
             allowNetwork: options.allowNetwork === true,
+            ...(covered !== undefined && { coverage: covered }),
           }),
         );
       files.push({ file, flow: shown(flowPath), cases: results });
@@ -99,5 +129,10 @@ export async function runFlowTests(options: FlowTestOptions): Promise<TestRun> {
   } finally {
     await (scripts as ScriptRunner | null)?.close();
   }
-  return { files, problems, ms: performance.now() - began };
+  return {
+    files,
+    problems,
+    ms: performance.now() - began,
+    ...(options.coverage === true && { coverage: [...coverage.values()].map(coverageOf) }),
+  };
 }

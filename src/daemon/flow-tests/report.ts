@@ -13,11 +13,49 @@ export interface FileRun {
   readonly cases: readonly CaseResult[];
 }
 
+/** What a run took of one flow (`--coverage`): covered and total, nodes and branches apart. */
+export interface FlowCoverageRun {
+  readonly flow: string;
+  readonly nodes: readonly [number, number];
+  readonly branches: readonly [number, number];
+  /** Nodes and branches together. */
+  readonly percent: number;
+  /** What no case took, in the flow's order: `decide then → ask not taken`. */
+  readonly missed: readonly string[];
+}
+
 /** A whole run: the files whose cases ran, and the problems of those that could not. */
 export interface TestRun {
   readonly files: readonly FileRun[];
   readonly problems: readonly TestFileProblem[];
   readonly ms: number;
+  /** Per flow file, with `--coverage`. */
+  readonly coverage?: readonly FlowCoverageRun[];
+}
+
+/** The coverage of every flow together, as a percentage (100 with none measured). */
+export function totalCoverage(run: TestRun): number {
+  let covered = 0;
+  let total = 0;
+  for (const c of run.coverage ?? []) {
+    covered += c.nodes[0] + c.branches[0];
+    total += c.nodes[1] + c.branches[1];
+  }
+  return total === 0 ? 100 : (covered * 100) / total;
+}
+
+/** The coverage as lines for a terminal (and TAP's comments). */
+export function coverageLines(run: TestRun): string[] {
+  if (run.coverage === undefined) return [];
+  const out = ['coverage (nodes reached, branches taken):'];
+  for (const c of run.coverage) {
+    out.push(
+      `  ${c.flow}: ${c.percent.toFixed(1)}% (nodes ${c.nodes[0]}/${c.nodes[1]}, branches ${c.branches[0]}/${c.branches[1]})`,
+    );
+    for (const m of c.missed) out.push(`    ${m}`);
+  }
+  if (run.coverage.length > 1) out.push(`  all flows: ${totalCoverage(run).toFixed(1)}%`);
+  return out;
 }
 
 export const REPORTERS = ['spec', 'tap', 'junit', 'json'] as const;
@@ -45,7 +83,7 @@ export function report(run: TestRun, reporter: Reporter): string {
     case 'junit':
       return junit(run);
     case 'json':
-      return `${JSON.stringify({ ...totals(run), ms: Math.round(run.ms), files: run.files, problems: run.problems }, null, 2)}\n`;
+      return `${JSON.stringify({ ...totals(run), ms: Math.round(run.ms), files: run.files, problems: run.problems, ...(run.coverage && { coverage: run.coverage }) }, null, 2)}\n`;
   }
 }
 
@@ -87,6 +125,8 @@ function spec(run: TestRun): string {
     }
   }
   for (const p of run.problems) out.push(problemLine(p));
+  const cover = coverageLines(run);
+  if (cover.length > 0) out.push('', ...cover);
   const t = totals(run);
   const invalid = byFile(run.problems).size;
   const bad = invalid > 0 ? `, ${invalid} invalid file${invalid === 1 ? '' : 's'}` : '';
@@ -124,7 +164,7 @@ function tap(run: TestRun): string {
       '  ...',
     );
   }
-  out.push(`1..${n}`);
+  out.push(`1..${n}`, ...coverageLines(run).map((l) => `# ${l}`));
   return `${out.join('\n')}\n`;
 }
 

@@ -9,12 +9,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import { EXECUTION_STATES } from '../../shared/api/index.js';
 import { errorMessage, isWfxError } from '../../shared/errors.js';
-import type { FlowDefinition } from '../../shared/flow/types.js';
+import { nodesAt, type FlowDefinition } from '../../shared/flow/types.js';
 import type { WorkOrder } from '../engine/step/context.js';
 import { callHttp, type HttpReply } from '../engine/work/http.js';
 import type { ScriptRunner } from '../engine/work/script.js';
 import type { WorkResult } from '../outbound/result.js';
 import { STATUS, type Execution } from '../state/state.js';
+import type { FlowCoverage } from './coverage.js';
 import { MemoryEngine } from './memory-engine.js';
 import type { CaseStep, Expectation, MockAnswer, TestCase } from './test-file.js';
 
@@ -47,6 +48,8 @@ export interface CaseSetting {
   readonly scripts: () => ScriptRunner;
   /** Unmocked serviceTasks call the network (`--allow-network`). */
   readonly allowNetwork: boolean;
+  /** Where the case's executions of the flow are recorded as it ends (`--coverage`). */
+  readonly coverage?: FlowCoverage;
 }
 
 /** Stops a case: thrown from anywhere in it, caught once by runCase. */
@@ -161,6 +164,17 @@ export async function runCase(c: TestCase, setting: CaseSetting): Promise<CaseRe
           }
         : { at: c.at, message: errorMessage(err), path };
     return { name: c.name, ok: false, failure, ms: performance.now() - began };
+  } finally {
+    if (setting.coverage !== undefined && engine !== null) recordCoverage(engine, setting.coverage, setting.flow);
+  }
+}
+
+/** Records in `coverage` every execution of the case's flow (its own, its bodies' and those it called). */
+function recordCoverage(e: MemoryEngine, coverage: FlowCoverage, flow: FlowDefinition): void {
+  for (const inst of Object.values(e.state.instances)) {
+    if (inst === undefined || inst.processId !== flow.processId) continue;
+    const nodes = nodesAt(flow, inst.scope);
+    if (nodes) coverage.record(inst, nodes);
   }
 }
 

@@ -249,3 +249,84 @@ t.test('the built CLI runs flow tests as a pipeline would (a real process)', asy
   t.match(r.stdout, /\n1\.\.5\n$/);
   t.equal(r.stderr, '');
 });
+
+/** A gateway of two branches and a default, and a loop: 9 nodes and 5 branches to cover. */
+const ROUTE = `processId: 5c3a2b74-8c62-4d1f-9f4e-7e2a913c4d5e
+name: Routing
+nodes:
+  start: { type: startEvent, next: kind }
+  kind:
+    type: exclusiveGateway
+    branches:
+      - { condition: "\${kind == 'a'}", next: a }
+      - { condition: "\${kind == 'b'}", next: b }
+    default: other
+  a: { type: setVariable, variables: { went: a }, next: each }
+  b: { type: setVariable, variables: { went: b }, next: each }
+  other: { type: setVariable, variables: { went: other }, next: each }
+  each:
+    type: loopNode
+    collection: "{items}"
+    nodes:
+      s: { type: startEvent, next: e }
+      e: { type: endEvent }
+    next: end
+  end: { type: endEvent }
+`;
+
+const ROUTE_TESTS = `flow: route.yaml
+cases:
+  - name: a, with one item
+    start: { data: { kind: a, items: [1] } }
+    expect: { state: COMPLETED, variables: { went: a } }
+  - name: anything else, with none
+    start: { data: { kind: z, items: [] } }
+    expect: { state: COMPLETED, variables: { went: other } }
+`;
+
+t.test('--coverage counts the nodes reached and branches taken, and names what no case took', async (t) => {
+  const cwd = t.testdir({ 'route.yaml': ROUTE, 'route.test.yaml': ROUTE_TESTS });
+  const r = await wfxIn(['test', '--coverage'], { cwd });
+  t.equal(r.code, 0);
+  t.match(
+    r.stdout,
+    [
+      'coverage (nodes reached, branches taken):',
+      '  route.yaml: 85.7% (nodes 8/9, branches 4/5)',
+      '    kind branch 2 → b not taken',
+      '    b not reached',
+      '',
+      '2 passed, 0 failed',
+    ].join('\n'),
+  );
+  const json = await wfxIn(['test', '--coverage', '--reporter', 'json'], { cwd });
+  t.same((JSON.parse(json.stdout) as { coverage: unknown }).coverage, [
+    {
+      flow: 'route.yaml',
+      nodes: [8, 9],
+      branches: [4, 5],
+      percent: (12 * 100) / 14,
+      missed: ['kind branch 2 → b not taken', 'b not reached'],
+    },
+  ]);
+
+  const under = await wfxIn(['test', '--coverage-min', '90'], { cwd });
+  t.equal(under.code, 1, 'under --coverage-min: exit 1, every case passing');
+  t.match(under.stderr, /^COVERAGE_TOO_LOW: the flows' coverage is 85\.7%, under --coverage-min 90\n$/);
+  t.equal((await wfxIn(['test', '--coverage-min', '85'], { cwd })).code, 0);
+  const bad = await wfxIn(['test', '--coverage-min', 'most'], { cwd });
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /USAGE_ERROR: --coverage-min takes a percentage from 0 to 100, not "most"/);
+
+  // One more case takes the last branch: everything covered.
+  const all = t.testdir({
+    'route.yaml': ROUTE,
+    'route.test.yaml': `${ROUTE_TESTS}  - name: b
+    start: { data: { kind: b, items: [] } }
+`,
+  });
+  t.match(
+    (await wfxIn(['test', '--coverage'], { cwd: all })).stdout,
+    /route\.yaml: 100\.0% \(nodes 9\/9, branches 5\/5\)\n\n/,
+  );
+});

@@ -1618,23 +1618,28 @@ run flows' test files (*.test.yaml) in-process: mocks, a clock of their own, no
 daemon
 
 Arguments:
-  paths              test files, or folders to search for *.test.yaml (default:
-                     the current folder)
+  paths                 test files, or folders to search for *.test.yaml
+                        (default: the current folder)
 
 Options:
-  --reporter <name>  how the results are written (choices: "spec", "tap",
-                     "junit", "json", default: "spec")
-  --output <file>    write the report to a file (the summary still goes to the
-                     terminal)
-  --grep <text>      run only the cases whose name contains this text
-  --allow-network    let serviceTasks without a mock call the network
-  -h, --help         display help for command
+  --reporter <name>     how the results are written (choices: "spec", "tap",
+                        "junit", "json", default: "spec")
+  --output <file>       write the report to a file (the summary still goes to
+                        the terminal)
+  --grep <text>         run only the cases whose name contains this text
+  --allow-network       let serviceTasks without a mock call the network
+  --coverage            report each flow's nodes reached and branches taken, and
+                        what no case took
+  --coverage-min <pct>  fail (exit 1) when the coverage of all flows together is
+                        under this percentage
+  -h, --help            display help for command
 
 Exit codes: 0 every case passed, 1 a case failed, 2 a test file or its flow is invalid.
 
 Examples:
   $ wfx test
   $ wfx test flows/order.test.yaml --grep "big orders"
+  $ wfx test --coverage --coverage-min 80
   $ wfx test --reporter junit --output report.xml
 
 `
