@@ -5,10 +5,16 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
+import type { RegisterDomainBody } from '../../shared/api/index.js';
+import { errorMessage } from '../../shared/errors.js';
+import { parseFlowSource } from '../../shared/flow/parse.js';
+import type { FlowDefinition } from '../../shared/flow/types.js';
+import { domainOf } from '../jobs/domains.js';
+import type { Domain } from '../state/state.js';
 import { validateFlowSource } from '../../shared/flow/validate.js';
 import { createScriptRunner, type ScriptRunner } from '../engine/work/script.js';
 import { FlowCoverage, percent } from './coverage.js';
-import { runCase } from './run-case.js';
+import { CASE_EPOCH, runCase } from './run-case.js';
 import { totalCoverage, type FileRun, type FlowCoverageRun, type TestRun } from './report.js';
 import { readTestFile, type TestFileProblem } from './test-file.js';
 
@@ -76,6 +82,41 @@ export async function findTestFiles(paths: readonly string[], cwd: string): Prom
   return [...found].sort();
 }
 
+/**
+ * Domain `name` from the file a test file (at `testPath`) names, as `wfx domains register` reads
+ * it (YAML or JSON: actions and their schemas); null, with its problems added, when it cannot be.
+ */
+async function readDomain(
+  testPath: string,
+  named: string,
+  name: string,
+  file: string,
+  problems: TestFileProblem[],
+): Promise<Domain | null> {
+  let text: string;
+  try {
+    text = await readFile(resolve(dirname(testPath), named), 'utf8');
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
+    problems.push({ file, message: `domain file ${named}: ${why}` });
+    return null;
+  }
+  const parsed = parseFlowSource(text);
+  const body = parsed.value as RegisterDomainBody | null;
+  const first = parsed.syntaxErrors[0];
+  if (first !== undefined || body === null || typeof body !== 'object' || typeof body.actions !== 'object') {
+    const message = first?.message ?? 'a domain file has `actions:`, each with its input and output schemas';
+    problems.push({ file: named, ...first?.position, message });
+    return null;
+  }
+  try {
+    return domainOf('default', name, body, new Date(CASE_EPOCH).toISOString(), undefined);
+  } catch (err) {
+    problems.push({ file: named, message: errorMessage(err) });
+    return null;
+  }
+}
+
 /** Runs the flow tests `options` name (see the top of this file). */
 export async function runFlowTests(options: FlowTestOptions): Promise<TestRun> {
   const began = performance.now();
@@ -95,20 +136,36 @@ export async function runFlowTests(options: FlowTestOptions): Promise<TestRun> {
         continue;
       }
       const flowPath = resolve(dirname(path), read.test.flow);
-      let source: string;
-      try {
-        source = await readFile(flowPath, 'utf8');
-      } catch (err) {
-        const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
-        problems.push({ file, message: `flow file ${read.test.flow}: ${why}` });
-        continue;
+      const readFlow = async (named: string): Promise<FlowDefinition | null> => {
+        const at = resolve(dirname(path), named);
+        let source: string;
+        try {
+          source = await readFile(at, 'utf8');
+        } catch (err) {
+          const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
+          problems.push({ file, message: `flow file ${named}: ${why}` });
+          return null;
+        }
+        const v = validateFlowSource(source);
+        if (v.ok) return v.flow;
+        for (const p of v.problems)
+          problems.push({ file: shown(at), line: p.line, column: p.column, message: `${p.code}: ${p.message}` });
+        return null;
+      };
+      const others: FlowDefinition[] = [];
+      for (const named of read.test.flows) {
+        const other = await readFlow(named);
+        if (other !== null) others.push(other);
       }
-      const flow = validateFlowSource(source);
-      if (!flow.ok) {
-        for (const p of flow.problems)
-          problems.push({ file: shown(flowPath), line: p.line, column: p.column, message: `${p.code}: ${p.message}` });
-        continue;
+      const domains: Domain[] = [];
+      for (const [name, named] of Object.entries(read.test.domains)) {
+        const domain = await readDomain(path, named, name, file, problems);
+        if (domain !== null) domains.push(domain);
       }
+      const main = await readFlow(read.test.flow);
+      if (main === null || others.length < read.test.flows.length) continue;
+      if (domains.length < Object.keys(read.test.domains).length) continue;
+      const flow = { flow: main };
       const cases = read.test.cases.filter((c) => options.grep === undefined || c.name.includes(options.grep));
       if (cases.length === 0) continue; // --grep left none of its cases
       let covered = coverage.get(flowPath);
@@ -119,6 +176,8 @@ export async function runFlowTests(options: FlowTestOptions): Promise<TestRun> {
         results.push(
           await runCase(c, {
             flow: flow.flow,
+            flows: others,
+            domains,
             scripts: () => (scripts ??= createScriptRunner()),
             allowNetwork: options.allowNetwork === true,
             ...(covered !== undefined && { coverage: covered }),

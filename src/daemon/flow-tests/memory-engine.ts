@@ -63,6 +63,11 @@ export interface MemoryEngineOptions {
   /** The clock's start, ms since the epoch. */
   readonly now: number;
   readonly work: DoWork;
+  /**
+   * Takes up jobs that wait for a worker (domainTasks), once nothing else is left to run; true
+   * when it ran steps (settle then goes on with what they called for).
+   */
+  readonly jobs?: () => Promise<boolean>;
   readonly limits?: Partial<ExecutionLimits>;
 }
 
@@ -158,7 +163,8 @@ export class MemoryEngine {
 
   /**
    * Runs what the steps so far called for until nothing is left but waits: executions
-   * continued, then work carried out (one at a time, in order), each result a step of its own.
+   * continued, then work carried out (one at a time, in order), each result a step of its own,
+   * then jobs taken up (`jobs`).
    */
   async settle(): Promise<void> {
     for (;;) {
@@ -168,7 +174,10 @@ export class MemoryEngine {
         continue;
       }
       const order = this.work.shift();
-      if (order === undefined) return;
+      if (order === undefined) {
+        if (this.options.jobs !== undefined && (await this.options.jobs())) continue;
+        return;
+      }
       const key = nodeKey(order.instanceId, order.nodeInstanceId);
       if (!this.working.has(key) || !this.active(order)) {
         this.working.delete(key);
@@ -200,6 +209,7 @@ export class MemoryEngine {
       await this.settle();
     }
     this.ms = until;
+    await this.settle(); // what waited for the time itself (a job's retry backoff)
   }
 
   /** Whether the node of `order` still waits for its work: Active in a running execution. */

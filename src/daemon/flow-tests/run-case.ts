@@ -11,13 +11,13 @@ import { EXECUTION_STATES } from '../../shared/api/index.js';
 import { errorMessage, isWfxError } from '../../shared/errors.js';
 import { nodesAt, type FlowDefinition } from '../../shared/flow/types.js';
 import type { WorkOrder } from '../engine/step/context.js';
-import { callHttp, type HttpReply } from '../engine/work/http.js';
-import type { ScriptRunner } from '../engine/work/script.js';
 import type { WorkResult } from '../outbound/result.js';
-import { STATUS, type Execution } from '../state/state.js';
+import { domainNamed } from '../jobs/domains.js';
+import { STATE, STATUS, type Domain, type Execution } from '../state/state.js';
 import type { FlowCoverage } from './coverage.js';
+import { CaseStop, CaseWork, type CaseWorkSetting } from './mocks.js';
 import { MemoryEngine } from './memory-engine.js';
-import type { CaseStep, Expectation, MockAnswer, TestCase } from './test-file.js';
+import type { CaseStep, Expectation, TestCase } from './test-file.js';
 
 /** The fixed time a case starts at: cron and date expressions give the same answers run after run. */
 export const CASE_EPOCH = Date.parse('2026-01-05T09:00:00.000Z');
@@ -42,97 +42,33 @@ export interface CaseResult {
 }
 
 /** What running a case needs beside the case. */
-export interface CaseSetting {
+export interface CaseSetting extends CaseWorkSetting {
   readonly flow: FlowDefinition;
-  /** The scriptTask sandbox, shared by the run's cases. */
-  readonly scripts: () => ScriptRunner;
-  /** Unmocked serviceTasks call the network (`--allow-network`). */
-  readonly allowNetwork: boolean;
+  /** Flows published before it, in order (an agent's tools, flows it calls). */
+  readonly flows: readonly FlowDefinition[];
+  /** Domains registered before the flows (domainTasks'). */
+  readonly domains: readonly Domain[];
   /** Where the case's executions of the flow are recorded as it ends (`--coverage`). */
   readonly coverage?: FlowCoverage;
 }
 
-/** Stops a case: thrown from anywhere in it, caught once by runCase. */
-class Stop extends Error {
-  constructor(
-    readonly at: string,
-    message: string,
-    readonly expected?: unknown,
-    readonly actual?: unknown,
-  ) {
-    super(message);
-  }
-}
-
-const WORK_TYPES: Readonly<Record<string, string>> = {
-  http: 'serviceTask',
-  script: 'scriptTask',
-  ai: 'aiTask or callAgent',
-  voice: 'voiceTask',
-};
-
 /** Runs `c` (see the top of this file). Never throws: a problem is the case's failure. */
 export async function runCase(c: TestCase, setting: CaseSetting): Promise<CaseResult> {
   const began = performance.now();
-  const calls = new Map<string, number>();
   let engine: MemoryEngine | null = null;
   let root: string | null = null;
-  /** The work of a node: its mock's next answer, the sandbox, or the network. */
-  const work = async (order: WorkOrder): Promise<WorkResult> => {
-    const nodeId = engine!.state.instances[order.instanceId]?.nodes[order.nodeInstanceId]?.nodeId ?? '?';
-    const request = order.request;
-    const mock = c.mocks[nodeId];
-    if (mock === undefined) {
-      if (request.kind === 'script') return setting.scripts().run(request.run);
-      if (request.kind === 'http' && setting.allowNetwork) return callHttp(request.call);
-      throw new Stop(
-        c.at,
-        `NO_MOCK: ${WORK_TYPES[request.kind] ?? 'work node'} "${nodeId}" has no mock: give it one under mocks` +
-          (request.kind === 'http' ? ', or run with --allow-network' : ''),
-      );
-    }
-    const next = (): MockAnswer => {
-      const n = (calls.get(nodeId) ?? 0) + 1;
-      calls.set(nodeId, n);
-      if (!Array.isArray(mock)) return mock as MockAnswer;
-      const answer = (mock as readonly MockAnswer[])[n - 1];
-      if (answer === undefined)
-        throw new Stop(
-          c.at,
-          `MOCK_EXHAUSTED: "${nodeId}" was called ${n} times; its mock has ${mock.length} answer${mock.length === 1 ? '' : 's'}`,
-        );
-      return answer;
-    };
-    if (request.kind === 'http') {
-      let stopped: Stop | null = null;
-      const reply = (): HttpReply => {
-        try {
-          const a = next();
-          if ('fail' in a)
-            throw new Stop(c.at, `"${nodeId}" is a serviceTask: mock it with status, timeout or network, not fail`);
-          return a;
-        } catch (err) {
-          stopped = err as Stop;
-          return { network: 'the case stopped' };
-        }
-      };
-      const result = await callHttp(request.call, { reply, wait: () => Promise.resolve(true) });
-      if (stopped !== null) throw stopped;
-      return result;
-    }
-    const a = next();
-    if ('fail' in a) return { ok: false, code: a.fail.code as never, message: a.fail.message };
-    throw new Stop(
-      c.at,
-      `"${nodeId}" is a ${WORK_TYPES[request.kind]}: its mock can only fail it (fail: {code, message})`,
-    );
-  };
+  const mocks = new CaseWork(c.mocks, c.at, setting);
+  const work = (order: WorkOrder): Promise<WorkResult> =>
+    mocks.run(order, engine!.state.instances[order.instanceId]?.nodes[order.nodeInstanceId]?.nodeId ?? '?');
+  const jobs = (): Promise<boolean> => Promise.resolve(takeUpJobs(engine!, mocks));
 
   try {
-    engine = new MemoryEngine({ now: CASE_EPOCH, work });
+    engine = new MemoryEngine({ now: CASE_EPOCH, work, jobs });
     const e = engine;
     for (const [name, value] of Object.entries(c.env))
       e.apply({ type: 'env.set', organization: 'default', environment: c.start.environment, name, value });
+    for (const domain of setting.domains) e.apply({ type: 'domain.saved', domain });
+    for (const other of setting.flows) await e.publish(other, c.start.environment);
     const processId = await e.publish(setting.flow, c.start.environment);
     const started = e.run({
       kind: 'start',
@@ -154,7 +90,7 @@ export async function runCase(c: TestCase, setting: CaseSetting): Promise<CaseRe
     const inst = engine !== null && root !== null ? engine.state.instances[root] : undefined;
     const path = inst ? pathOf(inst) : [];
     const failure: CaseFailure =
-      err instanceof Stop
+      err instanceof CaseStop
         ? {
             at: err.at,
             message: err.message,
@@ -167,6 +103,42 @@ export async function runCase(c: TestCase, setting: CaseSetting): Promise<CaseRe
   } finally {
     if (setting.coverage !== undefined && engine !== null) recordCoverage(engine, setting.coverage, setting.flow);
   }
+}
+
+/** The worker a case's jobs are locked to. */
+const WORKER = 'wfx test';
+
+/**
+ * Takes up the jobs that wait for a worker as one would: locks them (`job.activate`), then
+ * completes or fails each with its node's mock (`job.complete` checks the output against the
+ * action's schema). True when it took any.
+ */
+function takeUpJobs(e: MemoryEngine, mocks: CaseWork): boolean {
+  const now = e.now.toISOString();
+  const domains = new Set<string>();
+  for (const inst of Object.values(e.state.instances)) {
+    if (inst === undefined || inst.stateCd !== STATE.RUNNING) continue;
+    for (const ni of Object.values(inst.nodes)) {
+      const wait = ni.wait;
+      if (ni.statusCd !== STATUS.WAITING || wait?.kind !== 'job') continue;
+      if ((wait.lock === null || wait.lock.expiresAt <= now) && (wait.notBefore === null || wait.notBefore <= now))
+        domains.add(wait.domain);
+    }
+  }
+  let took = false;
+  for (const domain of domains) {
+    const actions = Object.keys(domainNamed(e.state, 'default', domain)?.actions ?? {});
+    const req = { organization: 'default', domain, worker: WORKER, maxJobs: 1000, lockDurationMs: 60_000 };
+    for (const job of e.run({ kind: 'job.activate', req, actions })) {
+      took = true;
+      const answer = mocks.job(job.nodeId);
+      const call = { organization: 'default', key: job.key, worker: WORKER };
+      if ('result' in answer) e.run({ kind: 'job.complete', req: { ...call, output: answer.result } });
+      else
+        e.run({ kind: 'job.fail', req: { ...call, errorCode: answer.fail.code, errorMessage: answer.fail.message } });
+    }
+  }
+  return took;
 }
 
 /** Records in `coverage` every execution of the case's flow (its own, its bodies' and those it called). */
@@ -207,8 +179,8 @@ async function runStep(e: MemoryEngine, id: string, step: CaseStep): Promise<voi
         return;
     }
   } catch (err) {
-    if (err instanceof Stop) throw err;
-    throw new Stop(step.at, `${step.kind} failed: ${isWfxError(err) ? `${err.code}: ` : ''}${errorMessage(err)}`);
+    if (err instanceof CaseStop) throw err;
+    throw new CaseStop(step.at, `${step.kind} failed: ${isWfxError(err) ? `${err.code}: ` : ''}${errorMessage(err)}`);
   }
 }
 
@@ -216,7 +188,7 @@ async function runStep(e: MemoryEngine, id: string, step: CaseStep): Promise<voi
 function check(expect: Expectation, inst: Execution, at: string): void {
   const state = EXECUTION_STATES[inst.stateCd];
   if (expect.state !== undefined && expect.state !== state)
-    throw new Stop(
+    throw new CaseStop(
       at,
       `expected the execution ${expect.state}, it is ${state}${failedWith(inst)}`,
       expect.state,
@@ -227,7 +199,7 @@ function check(expect: Expectation, inst: Execution, at: string): void {
       .filter((n) => n.statusCd === STATUS.WAITING)
       .map((n) => n.nodeId);
     if (!waiting.includes(expect.waitingAt))
-      throw new Stop(
+      throw new CaseStop(
         at,
         `expected the execution waiting at "${expect.waitingAt}", ${waiting.length > 0 ? `it waits at ${waiting.map((w) => `"${w}"`).join(', ')}` : `it waits at no node (${state}${failedWith(inst)})`}`,
         expect.waitingAt,
@@ -236,21 +208,36 @@ function check(expect: Expectation, inst: Execution, at: string): void {
   }
   if (expect.path !== undefined) {
     const path = pathOf(inst);
-    if (!isDeepStrictEqual(path, expect.path)) throw new Stop(at, 'the path differs', expect.path, path);
+    if (!isDeepStrictEqual(path, expect.path)) throw new CaseStop(at, 'the path differs', expect.path, path);
   }
   if (expect.variables !== undefined)
     for (const [name, value] of Object.entries(expect.variables)) {
       const actual = inst.variables[name];
-      if (!isDeepStrictEqual(actual, value))
-        throw new Stop(at, `variable "${name}" differs`, value, actual === undefined ? '(not set)' : actual);
+      if (!matches(value, actual))
+        throw new CaseStop(at, `variable "${name}" differs`, value, actual === undefined ? '(not set)' : actual);
     }
   if (expect.errorCode !== undefined && inst.error?.code !== expect.errorCode)
-    throw new Stop(
+    throw new CaseStop(
       at,
       `expected error code ${expect.errorCode}, ${inst.error ? `it failed with ${inst.error.code}` : `it is ${state} with no error`}`,
       expect.errorCode,
       inst.error?.code ?? null,
     );
+}
+
+/**
+ * Whether `actual` has what `expected` names: a mapping matches one that has at least its keys,
+ * each matching (so an expectation names only what it cares about), a list one of the same
+ * length whose items match in order; anything else is equal.
+ */
+function matches(expected: unknown, actual: unknown): boolean {
+  const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (Array.isArray(expected))
+    return (
+      Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => matches(e, actual[i]))
+    );
+  if (!isMap(expected)) return isDeepStrictEqual(expected, actual);
+  return isMap(actual) && Object.entries(expected).every(([k, v]) => Object.hasOwn(actual, k) && matches(v, actual[k]));
 }
 
 /** The node ids of `inst` in the order their instances started. */

@@ -5,89 +5,9 @@
  */
 import { parseDuration } from '../../shared/duration.js';
 import { parseFlowSource, type SourcePosition } from '../../shared/flow/parse.js';
-import type { Environment } from '../state/state.js';
+import type { CaseStep, Expectation, Mock, MockAnswer, TestCase, TestFile, TestFileProblem } from './test-case.js';
 
-/** What a serviceTask's mock answers one call (an attempt) with. */
-export type HttpMock =
-  | { readonly status: number; readonly body?: unknown; readonly headers?: Readonly<Record<string, string>> }
-  | { readonly timeout: true }
-  | { readonly network: string };
-
-/** Any work node's mock that fails it: the node fails with `code` as its real work would. */
-export interface FailMock {
-  readonly fail: { readonly code: string; readonly message: string };
-}
-
-/** One answer of a node's mock. */
-export type MockAnswer = HttpMock | FailMock;
-
-/** A node's mock: the same answer for every call, or one per call in order. */
-export type Mock = MockAnswer | readonly MockAnswer[];
-
-/** What is expected of the execution at a point of the case, or at its end. */
-export interface Expectation {
-  readonly state?: 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
-  /** Node ids in the order their instances started. */
-  readonly path?: readonly string[];
-  /** A subset of the variables: each named one equal (deeply). */
-  readonly variables?: Readonly<Record<string, unknown>>;
-  /** The failure's code (FAILED). */
-  readonly errorCode?: string;
-  /** The node the execution waits at (an input node, a catch event, a timer). */
-  readonly waitingAt?: string;
-}
-
-/** One step of a case, after its start. */
-export type CaseStep =
-  | { readonly kind: 'expect'; readonly expect: Expectation; readonly at: string }
-  | {
-      readonly kind: 'answer';
-      readonly node: string;
-      readonly action: 'COMPLETE' | 'CANCEL';
-      readonly data: Record<string, unknown>;
-      readonly at: string;
-    }
-  | { readonly kind: 'advance'; readonly ms: number; readonly text: string; readonly at: string }
-  | {
-      readonly kind: 'event';
-      readonly type: string;
-      readonly correlationKey: string | null;
-      readonly data: Record<string, unknown>;
-      readonly at: string;
-    };
-
-/** One case of a test file. */
-export interface TestCase {
-  readonly name: string;
-  readonly start: {
-    readonly data: Record<string, unknown>;
-    readonly environment: Environment;
-    readonly correlationKey: string | null;
-  };
-  /** `{env.NAME}` values of the case's environment: the file's `env`, the case's over them. */
-  readonly env: Readonly<Record<string, string>>;
-  readonly mocks: Readonly<Record<string, Mock>>;
-  readonly steps: readonly CaseStep[];
-  readonly expect: Expectation;
-  /** Where the case stands in its file (`file:line:column`). */
-  readonly at: string;
-}
-
-/** A test file read and checked. */
-export interface TestFile {
-  readonly file: string;
-  /** The flow file, as the test file names it (relative to the test file). */
-  readonly flow: string;
-  readonly cases: readonly TestCase[];
-}
-
-/** A problem of a test file, where it stands. */
-export interface TestFileProblem {
-  readonly file: string;
-  readonly line?: number;
-  readonly column?: number;
-  readonly message: string;
-}
+export type * from './test-case.js';
 
 const STATES = ['RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
 type Path = readonly (string | number)[];
@@ -120,8 +40,13 @@ export function readTestFile(
   };
   try {
     const root = object(parsed.value, []);
-    known(root, [], ['flow', 'env', 'cases']);
+    known(root, [], ['flow', 'flows', 'domains', 'env', 'cases']);
+    const domains: Record<string, string> = {};
+    if (root.domains !== undefined)
+      for (const [name, f] of Object.entries(object(root.domains, ['domains'])))
+        domains[name] = text_(f, ['domains', name]);
     const flow = text_(root.flow, ['flow']);
+    const flows = root.flows === undefined ? [] : list(root.flows, ['flows']).map((f, i) => text_(f, ['flows', i]));
     const env = root.env === undefined ? {} : envOf(root.env, ['env']);
     const cases = list(root.cases, ['cases']).map((c, i) => readCase(c, ['cases', i], at, env));
     if (cases.length === 0) throw new Problem(['cases'], 'a test file needs at least one case');
@@ -130,7 +55,7 @@ export function readTestFile(
       if (names.has(c.name)) throw new Problem(['cases', i, 'name'], `two cases are named "${c.name}"`);
       names.add(c.name);
     });
-    return { ok: true, test: { file, flow, cases } };
+    return { ok: true, test: { file, flow, flows, domains, cases } };
   } catch (err) {
     if (!(err instanceof Problem)) throw err;
     return { ok: false, problems: [{ file, ...where(err.path), message: err.message }] };
@@ -258,6 +183,25 @@ function mockAnswer(value: unknown, path: Path): MockAnswer {
         message: f.message === undefined ? `mocked failure ${code}` : text_(f.message, [...path, 'fail', 'message']),
       },
     };
+  }
+  if ('result' in m) {
+    known(m, path, ['result']);
+    return { result: object(m.result, [...path, 'result']) };
+  }
+  if ('reply' in m) {
+    known(m, path, ['reply']);
+    return { reply: m.reply };
+  }
+  if ('toolCalls' in m) {
+    known(m, path, ['toolCalls']);
+    const calls = list(m.toolCalls, [...path, 'toolCalls']).map((c, i) => {
+      const here = [...path, 'toolCalls', i];
+      const call = object(c, here);
+      known(call, here, ['name', 'arguments']);
+      const args = call.arguments === undefined ? {} : object(call.arguments, [...here, 'arguments']);
+      return { name: text_(call.name, [...here, 'name']), arguments: args };
+    });
+    return { toolCalls: calls };
   }
   if ('timeout' in m) {
     known(m, path, ['timeout']);

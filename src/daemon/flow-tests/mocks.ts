@@ -1,0 +1,188 @@
+/**
+ * The work of a case's nodes (run-case.ts): each work node's mock answers in order, through the
+ * code that handles the real answer, so a mocked answer is judged as a real one would be. A
+ * serviceTask's mock answers each attempt through callHttp (accepted statuses, retries,
+ * failure codes); an aiTask's or callAgent's answers each request to the model through the
+ * daemon's model runner (structured output checked, repairs asked, tool calls passed to the
+ * agent); a domainTask's answers each of its jobs as its worker would (`job`, through the step's
+ * own completion, the action's output schema checked). A scriptTask with no mock runs in the
+ * real sandbox; any other work node with none
+ * stops the case (NO_MOCK), a serviceTask's unless the network is allowed.
+ */
+import { createAiRunner } from '../ai/runner.js';
+import type { ModelOutcome, ProviderKind } from '../ai/provider-kind.js';
+import type { AiCall } from '../ai/types.js';
+import type { WorkOrder } from '../engine/step/context.js';
+import { callHttp, type HttpReply } from '../engine/work/http.js';
+import type { ScriptRunner } from '../engine/work/script.js';
+import type { WorkResult } from '../outbound/result.js';
+import type { AiProvider } from '../state/state.js';
+import type { FailMock, JobMock, Mock, MockAnswer } from './test-file.js';
+
+/** Stops a case: thrown from anywhere in it, caught once by runCase. */
+export class CaseStop extends Error {
+  constructor(
+    readonly at: string,
+    message: string,
+    readonly expected?: unknown,
+    readonly actual?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+const WORK_TYPES: Readonly<Record<string, string>> = {
+  http: 'serviceTask',
+  script: 'scriptTask',
+  ai: 'aiTask or callAgent',
+  voice: 'voiceTask',
+};
+
+/** What the work of a case needs beside its mocks. */
+export interface CaseWorkSetting {
+  /** The scriptTask sandbox, shared by the run's cases. */
+  readonly scripts: () => ScriptRunner;
+  /** Unmocked serviceTasks call the network (`--allow-network`). */
+  readonly allowNetwork: boolean;
+}
+
+/** The provider every mocked model call is made to: no key, no URL, never reached. */
+const MOCK_PROVIDER: AiProvider = {
+  providerId: 'mock',
+  name: 'mock',
+  organization: 'default',
+  kind: 'openai-compatible',
+  model: 'mock',
+  isDefault: true,
+  createdAt: '1970-01-01T00:00:00.000Z',
+  updatedAt: '1970-01-01T00:00:00.000Z',
+};
+
+/** The mocks of one case and how many times each node has called its own. */
+export class CaseWork {
+  private readonly calls = new Map<string, number>();
+
+  constructor(
+    private readonly mocks: Readonly<Record<string, Mock>>,
+    /** Where the case stands (`file:line:column`): where a stop is reported. */
+    private readonly at: string,
+    private readonly setting: CaseWorkSetting,
+  ) {}
+
+  /** Carries out `order`, the work of node `nodeId`. */
+  async run(order: WorkOrder, nodeId: string): Promise<WorkResult> {
+    const request = order.request;
+    if (this.mocks[nodeId] === undefined) {
+      if (request.kind === 'script') return this.setting.scripts().run(request.run);
+      if (request.kind === 'http' && this.setting.allowNetwork) return callHttp(request.call);
+      throw new CaseStop(
+        this.at,
+        `NO_MOCK: ${WORK_TYPES[request.kind] ?? 'work node'} "${nodeId}" has no mock: give it one under mocks` +
+          (request.kind === 'http' ? ', or run with --allow-network' : ''),
+      );
+    }
+    if (request.kind === 'http') return this.http(nodeId, request.call);
+    if (request.kind === 'ai') return this.model(nodeId, request.call);
+    const answer = this.next(nodeId);
+    if ('fail' in answer) return { ok: false, code: answer.fail.code as never, message: answer.fail.message };
+    throw this.wrongKind(nodeId, request.kind);
+  }
+
+  /** The answer to a domainTask's job (node `nodeId`): its output, or a failure. */
+  job(nodeId: string): JobMock | FailMock {
+    if (this.mocks[nodeId] === undefined)
+      throw new CaseStop(
+        this.at,
+        `NO_MOCK: domainTask "${nodeId}" has no mock: give it one under mocks (result or fail)`,
+      );
+    const answer = this.next(nodeId);
+    if ('result' in answer || 'fail' in answer) return answer;
+    throw new CaseStop(this.at, `"${nodeId}" is a domainTask: mock it with result or fail`);
+  }
+
+  /** The next answer of node `nodeId`'s mock: the same every call, or the next of its list. */
+  private next(nodeId: string): MockAnswer {
+    const mock = this.mocks[nodeId]!;
+    const n = (this.calls.get(nodeId) ?? 0) + 1;
+    this.calls.set(nodeId, n);
+    if (!Array.isArray(mock)) return mock as MockAnswer;
+    const answer = (mock as readonly MockAnswer[])[n - 1];
+    if (answer === undefined)
+      throw new CaseStop(
+        this.at,
+        `MOCK_EXHAUSTED: "${nodeId}" was called ${n} times; its mock has ${mock.length} answer${mock.length === 1 ? '' : 's'}`,
+      );
+    return answer;
+  }
+
+  private wrongKind(nodeId: string, kind: string): CaseStop {
+    const takes: Record<string, string> = {
+      http: 'status, timeout or network',
+      ai: 'reply, toolCalls or fail',
+    };
+    const type = WORK_TYPES[kind] ?? 'work node';
+    const article = /^[aeiou]/.test(type) ? 'an' : 'a';
+    return new CaseStop(this.at, `"${nodeId}" is ${article} ${type}: mock it with ${takes[kind] ?? 'fail'}`);
+  }
+
+  /** A serviceTask: each attempt takes the next answer, through callHttp. */
+  private async http(nodeId: string, call: Parameters<typeof callHttp>[0]): Promise<WorkResult> {
+    let stopped: CaseStop | null = null;
+    const reply = (): HttpReply => {
+      try {
+        const a = this.next(nodeId);
+        if ('status' in a || 'timeout' in a || 'network' in a) return a;
+        throw this.wrongKind(nodeId, 'http');
+      } catch (err) {
+        stopped = err as CaseStop;
+        return { network: 'the case stopped' };
+      }
+    };
+    const result = await callHttp(call, { reply, wait: () => Promise.resolve(true) });
+    if (stopped !== null) throw stopped;
+    return result;
+  }
+
+  /** An aiTask's or callAgent's model call: each request takes the next answer, through the model runner. */
+  private async model(nodeId: string, call: AiCall): Promise<WorkResult> {
+    const first = this.next(nodeId);
+    if ('fail' in first) return { ok: false, code: first.fail.code as never, message: first.fail.message };
+    let pending: MockAnswer | null = first;
+    let stopped: CaseStop | null = null;
+    const kind: ProviderKind = {
+      request: (): Promise<ModelOutcome> => {
+        try {
+          const a = pending ?? this.next(nodeId);
+          pending = null;
+          if ('reply' in a)
+            return Promise.resolve(answerOf(typeof a.reply === 'string' ? a.reply : JSON.stringify(a.reply)));
+          if ('toolCalls' in a)
+            return Promise.resolve({
+              ...answerOf(''),
+              finishReason: 'tool_calls',
+              toolCalls: a.toolCalls.map((t, i) => ({
+                id: `call-${i + 1}`,
+                name: t.name,
+                arguments: JSON.stringify(t.arguments),
+              })),
+            });
+          throw this.wrongKind(nodeId, 'ai');
+        } catch (err) {
+          stopped = err as CaseStop;
+          return Promise.resolve({ kind: 'fatal', code: 'AI_MODEL_UNAVAILABLE', message: 'the case stopped' });
+        }
+      },
+      close: () => Promise.resolve(),
+    };
+    const runner = createAiRunner({ kinds: { 'openai-compatible': kind, local: kind } });
+    const result = await runner.run(call, () => MOCK_PROVIDER, { signal: new AbortController().signal });
+    await runner.close();
+    if (stopped !== null) throw stopped;
+    return result;
+  }
+}
+
+/** A model's answer of `text`, as a provider reports it. */
+function answerOf(text: string): Extract<ModelOutcome, { kind: 'answer' }> {
+  return { kind: 'answer', text, model: 'mock', finishReason: 'stop', usage: { inputTokens: 0, outputTokens: 0 } };
+}

@@ -1,0 +1,109 @@
+/**
+ * What a flow's test file holds, read and checked (test-file.ts reads it): its cases, each with
+ * its start, mocks, steps and expectations.
+ */
+import type { Environment } from '../state/state.js';
+
+/** What a serviceTask's mock answers one call (an attempt) with. */
+export type HttpMock =
+  | { readonly status: number; readonly body?: unknown; readonly headers?: Readonly<Record<string, string>> }
+  | { readonly timeout: true }
+  | { readonly network: string };
+
+/** Any work node's mock that fails it: the node fails with `code` as its real work would. */
+export interface FailMock {
+  readonly fail: { readonly code: string; readonly message: string };
+}
+
+/**
+ * A model's answer to an aiTask's or callAgent's request: a text or JSON `reply`, or the tools it
+ * asks to call (`arguments` as the model writes them, an object).
+ */
+export type ModelMock =
+  | { readonly reply: unknown }
+  | {
+      readonly toolCalls: ReadonlyArray<{
+        readonly name: string;
+        readonly arguments: Readonly<Record<string, unknown>>;
+      }>;
+    };
+
+/** A domainTask's job completed by its worker with `result` as its output. */
+export interface JobMock {
+  readonly result: Readonly<Record<string, unknown>>;
+}
+
+/** One answer of a node's mock. */
+export type MockAnswer = HttpMock | ModelMock | JobMock | FailMock;
+
+/** A node's mock: the same answer for every call, or one per call in order. */
+export type Mock = MockAnswer | readonly MockAnswer[];
+
+/** What is expected of the execution at a point of the case, or at its end. */
+export interface Expectation {
+  readonly state?: 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
+  /** Node ids in the order their instances started. */
+  readonly path?: readonly string[];
+  /** A subset of the variables: each named one matching (a mapping: the keys it names; a list: item by item; else equal). */
+  readonly variables?: Readonly<Record<string, unknown>>;
+  /** The failure's code (FAILED). */
+  readonly errorCode?: string;
+  /** The node the execution waits at (an input node, a catch event, a timer). */
+  readonly waitingAt?: string;
+}
+
+/** One step of a case, after its start. */
+export type CaseStep =
+  | { readonly kind: 'expect'; readonly expect: Expectation; readonly at: string }
+  | {
+      readonly kind: 'answer';
+      readonly node: string;
+      readonly action: 'COMPLETE' | 'CANCEL';
+      readonly data: Record<string, unknown>;
+      readonly at: string;
+    }
+  | { readonly kind: 'advance'; readonly ms: number; readonly text: string; readonly at: string }
+  | {
+      readonly kind: 'event';
+      readonly type: string;
+      readonly correlationKey: string | null;
+      readonly data: Record<string, unknown>;
+      readonly at: string;
+    };
+
+/** One case of a test file. */
+export interface TestCase {
+  readonly name: string;
+  readonly start: {
+    readonly data: Record<string, unknown>;
+    readonly environment: Environment;
+    readonly correlationKey: string | null;
+  };
+  /** `{env.NAME}` values of the case's environment: the file's `env`, the case's over them. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly mocks: Readonly<Record<string, Mock>>;
+  readonly steps: readonly CaseStep[];
+  readonly expect: Expectation;
+  /** Where the case stands in its file (`file:line:column`). */
+  readonly at: string;
+}
+
+/** A test file read and checked. */
+export interface TestFile {
+  readonly file: string;
+  /** The flow file, as the test file names it (relative to the test file). */
+  readonly flow: string;
+  /** Flows published before it (an agent's tools, flows it calls), as named. */
+  readonly flows: readonly string[];
+  /** Domains registered before the flows (domainTasks'), by name: their files, as named. */
+  readonly domains: Readonly<Record<string, string>>;
+  readonly cases: readonly TestCase[];
+}
+
+/** A problem of a test file, where it stands. */
+export interface TestFileProblem {
+  readonly file: string;
+  readonly line?: number;
+  readonly column?: number;
+  readonly message: string;
+}

@@ -1,0 +1,158 @@
+import t from 'tap';
+import { wfxIn } from '../../helpers/cli.js';
+
+/** A tool flow for the agent below: looks an order up. */
+const LOOKUP = `processId: 6d4b3c85-9d73-4e2a-8a5f-8f3ba24d5e6f
+name: Look up an order
+inputs:
+  type: object
+  properties: { orderId: { type: string } }
+  required: [orderId]
+nodes:
+  start: { type: startEvent, next: found }
+  found: { type: outputNode, outputs: { status: "shipped {orderId}" }, next: end }
+  end: { type: endEvent }
+`;
+
+/** An agent with the tool above, then an aiTask that summarises as JSON against a schema. */
+const AGENT = `processId: 7e5c4d96-ae84-4f3b-9b60-903cb35e6f70
+name: Support agent
+nodes:
+  start: { type: startEvent, next: agent }
+  agent:
+    type: callAgent
+    prompt: "Where is order {orderId}?"
+    tools: [6d4b3c85-9d73-4e2a-8a5f-8f3ba24d5e6f]
+    next: summary
+  summary:
+    type: aiTask
+    prompt: "Summarise: {agent.text}"
+    responseFormat: json
+    schema: { type: object, required: [mood], properties: { mood: { type: string } } }
+    next: end
+  end: { type: endEvent }
+`;
+
+t.test(
+  'model mocks: an agent whose mocked model calls a real tool flow, a JSON answer checked as a real one',
+  async (t) => {
+    const cwd = t.testdir({
+      'lookup.yaml': LOOKUP,
+      'agent.yaml': AGENT,
+      'agent.test.yaml': `flow: agent.yaml
+flows: [lookup.yaml]
+cases:
+  - name: the agent looks the order up, then answers
+    start: { data: { orderId: A1 } }
+    mocks:
+      agent:
+        - toolCalls: [ { name: look_up_an_order, arguments: { orderId: A1 } } ]
+        - reply: It has shipped.
+      summary: { reply: { mood: calm } }
+    expect:
+      state: COMPLETED
+      path: [start, agent, summary, end]
+      variables:
+        agent: { text: It has shipped., steps: 2, toolCalls: [ { name: look_up_an_order, arguments: { orderId: A1 }, ok: true } ] }
+        summary: { data: { mood: calm } }
+  - name: an answer that breaks the schema is asked again, then fails the node
+    start: { data: { orderId: A1 } }
+    mocks:
+      agent: { reply: done }
+      summary: [ { reply: { mood: 1 } }, { reply: not json } ]
+    expect: { state: FAILED, errorCode: AI_OUTPUT_INVALID }
+  - name: a model that fails fails the node with its code
+    start: { data: { orderId: A1 } }
+    mocks:
+      agent: { fail: { code: AI_RATE_LIMITED, message: slow down } }
+    expect: { state: FAILED, errorCode: AI_RATE_LIMITED }
+  - name: a model with no mock stops the case
+    start: { data: { orderId: A1 } }
+    expect: { state: COMPLETED }
+  - name: an HTTP answer given to a model is refused
+    start: { data: { orderId: A1 } }
+    mocks:
+      agent: { status: 200 }
+`,
+    });
+    const r = await wfxIn(['test', '--reporter', 'json'], { cwd });
+    t.equal(r.code, 1, r.stderr);
+    const cases = (
+      JSON.parse(r.stdout) as {
+        files: Array<{ cases: Array<{ name: string; ok: boolean; failure?: { message: string } }> }>;
+      }
+    ).files[0]!.cases;
+    t.same(
+      cases.map((c) => c.ok),
+      [true, true, true, false, false],
+      cases.map((c) => `${c.name}: ${c.failure?.message ?? 'ok'}`).join('\n'),
+    );
+    t.equal(cases[3]!.failure!.message, 'NO_MOCK: aiTask or callAgent "agent" has no mock: give it one under mocks');
+    t.equal(cases[4]!.failure!.message, '"agent" is an aiTask or callAgent: mock it with reply, toolCalls or fail');
+  },
+);
+
+const BILLING = `description: payments
+actions:
+  charge:
+    input: { type: object, required: [amount], properties: { amount: { type: number } } }
+    output: { type: object, required: [receipt], properties: { receipt: { type: string } } }
+`;
+
+const CHARGE = `processId: 8f6d5ea7-bf95-4a4c-8c71-a14dc46f7081
+name: Charge
+nodes:
+  start: { type: startEvent, next: charge }
+  charge:
+    type: domainTask
+    domain: billing
+    action: charge
+    input: { amount: "{amount}" }
+    retry: { maxAttempts: 2, initialInterval: 1m }
+    next: done
+  done: { type: endEvent }
+`;
+
+t.test("domainTask mocks answer each job as its worker would, through the action's schemas", async (t) => {
+  const cwd = t.testdir({
+    'billing.domain.yaml': BILLING,
+    'charge.yaml': CHARGE,
+    'charge.test.yaml': `flow: charge.yaml
+domains: { billing: billing.domain.yaml }
+cases:
+  - name: a worker's receipt completes the charge
+    start: { data: { amount: 5 } }
+    mocks: { charge: { result: { receipt: r-1 } } }
+    expect: { state: COMPLETED, variables: { charge: { receipt: r-1 } } }
+  - name: a failed attempt is retried after its backoff, on the test's clock
+    start: { data: { amount: 5 } }
+    mocks: { charge: [ { fail: { code: CARD_DECLINED, message: declined } }, { result: { receipt: r-2 } } ] }
+    steps:
+      - expect: { state: RUNNING, waitingAt: charge }
+      - advance: 59s
+      - expect: { state: RUNNING, waitingAt: charge }
+      - advance: 1s
+    expect: { state: COMPLETED, variables: { charge: { receipt: r-2 } } }
+  - name: an output that breaks the action's schema is a failed attempt
+    start: { data: { amount: 5 } }
+    mocks: { charge: { result: { nope: 1 } } }
+    steps: [ { advance: 1m } ]
+    expect: { state: FAILED, errorCode: JOB_OUTPUT_INVALID }
+`,
+  });
+  const r = await wfxIn(['test'], { cwd });
+  t.equal(r.code, 0, r.stdout);
+  t.match(r.stdout, /3 passed, 0 failed/);
+
+  const bad = t.testdir({
+    'billing.domain.yaml': 'actions:\n  charge:\n    input: { type: string }\n',
+    'charge.yaml': CHARGE,
+    'charge.test.yaml': 'flow: charge.yaml\ndomains: { billing: billing.domain.yaml }\ncases:\n  - name: x\n',
+  });
+  const refused = await wfxIn(['test'], { cwd: bad });
+  t.equal(refused.code, 2);
+  t.match(
+    refused.stdout,
+    /^billing\.domain\.yaml: domain billing: actions\.charge\.input\.type: a job's input is an object/m,
+  );
+});
