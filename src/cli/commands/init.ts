@@ -32,6 +32,19 @@ export function flowTemplate(name: string, schemaFrom: string | null): string {
   ].join('\n');
 }
 
+/** The cases of the first flow (flowTemplate), which `wfx test` runs: what a test file looks like. */
+export const FIRST_FLOW_TESTS = [
+  '# The cases of hello.yaml: `wfx test` runs them in-process, no daemon needed (docs/testing.md).',
+  'flow: hello.yaml',
+  'cases:',
+  '  - name: greets the world when told no one',
+  '    expect: { state: COMPLETED, variables: { greeting: "Hello, world!" } }',
+  '  - name: greets whom it is told',
+  '    start: { data: { who: Ada } }',
+  '    expect: { state: COMPLETED, path: [start, greet, done], variables: { greeting: "Hello, Ada!" } }',
+  '',
+].join('\n');
+
 /** A file name for a flow called `name`: lower case, words joined by hyphens. */
 export function flowFileName(name: string): string {
   const slug = name
@@ -54,7 +67,7 @@ export function registerInit(program: Command, ctx: CliContext): void {
   program
     .command('init')
     .description(
-      "start a wfx project here: flows/ with a first flow, the flow format's schema for editors, .wfx/ in .gitignore",
+      "start a wfx project here: flows/ with a first flow and its tests, the flow format's schema for editors, .wfx/ in .gitignore",
     )
     .addHelpText(
       'after',
@@ -71,6 +84,12 @@ export function registerInit(program: Command, ctx: CliContext): void {
       const flowCreated = !existsSync(at(first));
       if (flowCreated) await create(at(first), flowTemplate('Hello', relative('flows', SCHEMA_FILE)));
       done.push({ file: first, created: flowCreated, what: 'a first flow' });
+      const tests = join('flows', 'hello.test.yaml');
+      // Its cases only beside the template's own flow (an edited hello.yaml keeps its own tests).
+      const testsCreated = flowCreated && !existsSync(at(tests));
+      if (testsCreated) await create(at(tests), FIRST_FLOW_TESTS);
+      if (testsCreated || existsSync(at(tests)))
+        done.push({ file: tests, created: testsCreated, what: "the first flow's test cases" });
       const ignore = at('.gitignore');
       const ignored = existsSync(ignore) ? await readFile(ignore, 'utf8') : '';
       const listed = ignored.split('\n').some((l) => ['.wfx', '.wfx/', '/.wfx', '/.wfx/'].includes(l.trim()));
@@ -79,7 +98,8 @@ export function registerInit(program: Command, ctx: CliContext): void {
       if (globals(cmd).json) return printJson(ctx, done);
       for (const d of done) ctx.stdout.write(`${d.created ? 'created' : 'kept   '}  ${d.file}  (${d.what})\n`);
       ctx.stdout.write(
-        '\nnext:\n  wfx dev                            # a daemon that publishes flows/ to DEVELOPMENT on each change\n' +
+        "\nnext:\n  wfx test                           # run the first flow's cases, no daemon needed\n" +
+          '  wfx dev                            # a daemon that publishes flows/ to DEVELOPMENT on each change\n' +
           '  wfx run flows/hello.yaml --wait    # in another terminal: run the first flow\n',
       );
     });

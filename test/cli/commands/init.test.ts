@@ -13,9 +13,9 @@ t.test('wfx init: a first flow that validates and runs, the schema for editors, 
   t.equal(init.code, 0, init.stderr);
   t.match(
     init.stdout,
-    /^created {2}schemas\/flow\.schema\.json .*\ncreated {2}flows\/hello\.yaml .*\ncreated {2}\.gitignore/,
+    /^created {2}schemas\/flow\.schema\.json .*\ncreated {2}flows\/hello\.yaml .*\ncreated {2}flows\/hello\.test\.yaml .*\ncreated {2}\.gitignore/,
   );
-  t.match(init.stdout, /next:\n {2}wfx dev .*\n {2}wfx run flows\/hello\.yaml --wait/);
+  t.match(init.stdout, /next:\n {2}wfx test .*\n {2}wfx dev .*\n {2}wfx run flows\/hello\.yaml --wait/);
   const flow = readFileSync(join(cwd, 'flows/hello.yaml'), 'utf8');
   t.match(flow, /^# yaml-language-server: \$schema=\.\.\/schemas\/flow\.schema\.json\nprocessId: /, 'the modeline');
   t.match(flow, new RegExp(`^processId: ${UUID.source}`, 'm'), 'a fresh UUID');
@@ -24,11 +24,18 @@ t.test('wfx init: a first flow that validates and runs, the schema for editors, 
 
   const again = await wfxIn(['init'], { cwd });
   t.equal(again.code, 0);
-  t.match(again.stdout, /^kept {5}schemas.*\nkept {5}flows\/hello\.yaml.*\nkept {5}\.gitignore/, 'idempotent');
+  t.match(
+    again.stdout,
+    /^kept {5}schemas.*\nkept {5}flows\/hello\.yaml.*\nkept {5}flows\/hello\.test\.yaml.*\nkept {5}\.gitignore/,
+    'idempotent',
+  );
   t.equal(readFileSync(join(cwd, 'flows/hello.yaml'), 'utf8'), flow, 'nothing overwritten');
   t.equal(readFileSync(join(cwd, '.gitignore'), 'utf8'), 'node_modules/\n.wfx/\n', '.wfx/ once');
 
   t.equal((await wfxIn(['flow', 'validate', 'flows/hello.yaml'], { cwd })).code, 0);
+  const tested = await wfxIn(['test'], { cwd });
+  t.equal(tested.code, 0, tested.stdout);
+  t.match(tested.stdout, /\n2 passed, 0 failed \(2 cases in 1 file, /, "the first flow's cases pass as written");
   await startDaemon(t, { cwd });
   const ran = await wfxIn(['run', 'flows/hello.yaml', '--wait', '--json'], { cwd });
   t.equal(ran.code, 0, ran.stderr);

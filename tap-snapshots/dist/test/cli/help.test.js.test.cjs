@@ -24,8 +24,8 @@ Options:
 Commands:
   daemon                       start, stop and inspect the local wfx daemon
   init                         start a wfx project here: flows/ with a first
-                               flow, the flow format's schema for editors, .wfx/
-                               in .gitignore
+                               flow and its tests, the flow format's schema for
+                               editors, .wfx/ in .gitignore
   dev [options]                run the daemon here and republish flows/ to
                                DEVELOPMENT whenever a file changes
   flow                         check and publish flow files
@@ -964,8 +964,8 @@ Examples:
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx init --help 1`] = `
 Usage: wfx init [options]
 
-start a wfx project here: flows/ with a first flow, the flow format's schema for
-editors, .wfx/ in .gitignore
+start a wfx project here: flows/ with a first flow and its tests, the flow
+format's schema for editors, .wfx/ in .gitignore
 
 Options:
   -h, --help  display help for command
