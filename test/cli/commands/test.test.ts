@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parse as parseJunit } from 'junit2json';
 import t from 'tap';
 import { wfx, wfxIn } from '../../helpers/cli.js';
 
@@ -198,6 +199,19 @@ t.test('an invalid test file or flow is refused with file:line:column; exit 2', 
   t.match(r.stdout, /0 passed, 0 failed, 5 invalid files/);
 });
 
+/** What junit2json makes of a report (the parts these tests read). */
+interface JunitReport {
+  tests: number;
+  failures: number;
+  errors: number;
+  testsuite: Array<{
+    name: string;
+    tests: number;
+    failures: number;
+    testcase: Array<{ name: string; classname: string; failure?: Array<{ message: string; inner: string }> }>;
+  }>;
+}
+
 t.test('reporters: tap, json and junit, to stdout or a file', async (t) => {
   const cwd = t.testdir({
     'order.yaml': ORDER,
@@ -240,6 +254,34 @@ cases:
   t.match(junit.stderr, /1 passed, 1 failed, 0 invalid: junit report in out\/report\.xml/);
   const xml = await readFile(join(cwd, 'out/report.xml'), 'utf8');
   t.match(xml, /<testcase name="fails &lt;on purpose&gt; &amp; says so" classname="order\.test\.yaml"/);
+  // Read back by a JUnit XML parser (xml2js underneath: strict XML), as CI servers read it.
+  const report = (await parseJunit(xml)) as unknown as JunitReport;
+  t.match(report, { tests: 2, failures: 1, errors: 0 });
+  const suite = report.testsuite[0]!;
+  t.match(suite, { name: 'order.test.yaml', tests: 2, failures: 1 });
+  t.same(
+    suite.testcase.map((c) => [c.name, c.classname, c.failure?.[0]?.message ?? null]),
+    [
+      ['passes', 'order.test.yaml', null],
+      ['fails <on purpose> & says so', 'order.test.yaml', 'expected the execution FAILED, it is COMPLETED'],
+    ],
+  );
+  t.match(
+    suite.testcase[1]!.failure![0]!.inner,
+    /at order\.test\.yaml:7:5\nexpected: FAILED\nactual: {3}COMPLETED\npath: {5}start → decide → charge → end/,
+  );
+
+  // An invalid file is an error of its own suite.
+  const invalid = t.testdir({ 'order.yaml': ORDER, 'bad.test.yaml': 'flow: order.yaml\ncases: []\n' });
+  const bad = await wfxIn(['test', '--reporter', 'junit'], { cwd: invalid });
+  t.equal(bad.code, 2);
+  t.match(await parseJunit(bad.stdout), {
+    tests: 1,
+    errors: 1,
+    testsuite: [
+      { name: 'bad.test.yaml', errors: 1, testcase: [{ error: [{ message: 'a test file needs at least one case' }] }] },
+    ],
+  });
 });
 
 t.test('the built CLI runs flow tests as a pipeline would (a real process)', async (t) => {
