@@ -35,6 +35,10 @@ export const ERROR_CODES = {
     status: 409,
     hint: 'Only a failed execution is retried; `wfx instances replay ID --from NODE` runs any one again as a new execution.',
   },
+  INSTANCE_NOT_ENDED: {
+    status: 409,
+    hint: '`wfx test record` writes an ended execution as a test: wait for it to end, or cancel it first.',
+  },
   INSTANCE_IS_CHILD: { status: 409, hint: 'Retry or replay its top-level execution: a child is retried through it.' },
   NODE_NOT_FOUND: { status: 404 },
   NODE_NOT_REACHED: { status: 409, hint: 'Replay from a node the execution entered (its log lists them).' },

@@ -52,6 +52,7 @@ const COMMANDS = [
   ['env', 'list'],
   ['expr'],
   ['test'],
+  ['test', 'record'],
   ['cron', 'next'],
   ['webhooks', 'create'],
   ['webhooks', 'update'],

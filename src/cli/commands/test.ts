@@ -3,11 +3,12 @@ import { dirname, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { WfxError } from '../../shared/errors.js';
 import type { CliContext } from '../context.js';
+import { registerTestRecord } from './test-record.js';
 
 /** `wfx test`: runs flow tests (`*.test.yaml`) in this process, on the engine's own step, with no daemon. */
 export function registerTest(program: Command, ctx: CliContext): void {
-  program
-    .command('test')
+  const test = program.command('test');
+  test
     .description("run flows' test files (*.test.yaml) in-process: mocks, a clock of their own, no daemon")
     .argument('[paths...]', 'test files, or folders to search for *.test.yaml (default: the current folder)')
     .addOption(
@@ -71,4 +72,5 @@ export function registerTest(program: Command, ctx: CliContext): void {
           );
       },
     );
+  registerTestRecord(test, ctx);
 }

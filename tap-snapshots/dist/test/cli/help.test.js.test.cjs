@@ -1612,27 +1612,31 @@ Examples:
 `
 
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx test --help 1`] = `
-Usage: wfx test [options] [paths...]
+Usage: wfx test [options] [command] [paths...]
 
 run flows' test files (*.test.yaml) in-process: mocks, a clock of their own, no
 daemon
 
 Arguments:
-  paths                 test files, or folders to search for *.test.yaml
-                        (default: the current folder)
+  paths                  test files, or folders to search for *.test.yaml
+                         (default: the current folder)
 
 Options:
-  --reporter <name>     how the results are written (choices: "spec", "tap",
-                        "junit", "json", default: "spec")
-  --output <file>       write the report to a file (the summary still goes to
-                        the terminal)
-  --grep <text>         run only the cases whose name contains this text
-  --allow-network       let serviceTasks without a mock call the network
-  --coverage            report each flow's nodes reached and branches taken, and
-                        what no case took
-  --coverage-min <pct>  fail (exit 1) when the coverage of all flows together is
-                        under this percentage
-  -h, --help            display help for command
+  --reporter <name>      how the results are written (choices: "spec", "tap",
+                         "junit", "json", default: "spec")
+  --output <file>        write the report to a file (the summary still goes to
+                         the terminal)
+  --grep <text>          run only the cases whose name contains this text
+  --allow-network        let serviceTasks without a mock call the network
+  --coverage             report each flow's nodes reached and branches taken,
+                         and what no case took
+  --coverage-min <pct>   fail (exit 1) when the coverage of all flows together
+                         is under this percentage
+  -h, --help             display help for command
+
+Commands:
+  record [options] <id>  write an ended execution as a test case: its start,
+                         answers, events, work results as mocks, path and end
 
 Exit codes: 0 every case passed, 1 a case failed, 2 a test file or its flow is invalid.
 
@@ -1641,6 +1645,30 @@ Examples:
   $ wfx test flows/order.test.yaml --grep "big orders"
   $ wfx test --coverage --coverage-min 80
   $ wfx test --reporter junit --output report.xml
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx test record --help 1`] = `
+Usage: wfx test record [options] <id>
+
+write an ended execution as a test case: its start, answers, events, work
+results as mocks, path and end
+
+Arguments:
+  id             the processInstanceId (or a unique prefix of it)
+
+Options:
+  --out <file>   the test file to write, or to add the case to (default: <flow
+                 file>.test.yaml)
+  --flow <file>  the flow's file, as the test file names it; written from the
+                 daemon when missing
+  --name <name>  the case name (default: "recorded <id>")
+  -h, --help     display help for command
+
+Secrets are not copied: each {env.NAME} the flow uses gets a placeholder value.
+
+Example:
+  $ wfx test record 01a2174a --out flows/order-approval.test.yaml && wfx test flows/
 
 `
 
