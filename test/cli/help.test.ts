@@ -53,6 +53,7 @@ const COMMANDS = [
   ['expr'],
   ['test'],
   ['test', 'record'],
+  ['test', 'schema'],
   ['cron', 'next'],
   ['webhooks', 'create'],
   ['webhooks', 'update'],

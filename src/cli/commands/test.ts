@@ -4,6 +4,7 @@ import { Option, type Command } from 'commander';
 import { WfxError } from '../../shared/errors.js';
 import type { CliContext } from '../context.js';
 import { registerTestRecord } from './test-record.js';
+import { testFileSchema } from '../../shared/flow/test-file-schema.js';
 
 /** `wfx test`: runs flow tests (`*.test.yaml`) in this process, on the engine's own step, with no daemon. */
 export function registerTest(program: Command, ctx: CliContext): void {
@@ -73,4 +74,14 @@ export function registerTest(program: Command, ctx: CliContext): void {
       },
     );
   registerTestRecord(test, ctx);
+  test
+    .command('schema')
+    .description('the JSON Schema of test files, for editors')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ wfx test schema > schemas/test.schema.json\n  then, first line of a test file:  # yaml-language-server: $schema=../schemas/test.schema.json',
+    )
+    .action(() => {
+      ctx.stdout.write(`${JSON.stringify(testFileSchema(), null, 2)}\n`);
+    });
 }

@@ -1,8 +1,14 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { compileJsonSchema } from '../../../src/shared/flow/json-schema.js';
 import { parse as parseJunit } from 'junit2json';
 import t from 'tap';
 import { wfx, wfxIn } from '../../helpers/cli.js';
+
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
 /** Charges small orders at once and asks a person about big ones first. */
 const ORDER = `processId: 3a1e0f52-6a40-4b9e-9d2c-5c0e7f1a2b3c
@@ -371,4 +377,32 @@ t.test('--coverage counts the nodes reached and branches taken, and names what n
     (await wfxIn(['test', '--coverage'], { cwd: all })).stdout,
     /route\.yaml: 100\.0% \(nodes 9\/9, branches 5\/5\)\n\n/,
   );
+});
+
+t.test('wfx test schema: a JSON Schema that takes what the reader takes and refuses its typos', async (t) => {
+  const r = await wfxIn(['test', 'schema']);
+  t.equal(r.code, 0);
+  const compiled = compileJsonSchema(JSON.parse(r.stdout));
+  if (!compiled.ok) throw new Error(compiled.message);
+  const valid = (text: string) => compiled.validate(parseYaml(text));
+  const files = [
+    ...readdirSync(join(ROOT, 'flows'))
+      .filter((f) => f.endsWith('.test.yaml'))
+      .map((f) => readFileSync(join(ROOT, 'flows', f), 'utf8')),
+    ORDER_TESTS,
+    REVIEW_TESTS,
+    ROUTE_TESTS,
+    ...[
+      ...readFileSync(join(ROOT, 'docs/testing.md'), 'utf8').matchAll(/```yaml file=\S+\.test\.yaml\n([\s\S]*?)\n```/g),
+    ].map((m) => m[1]!),
+  ];
+  t.ok(files.length >= 8);
+  for (const f of files) t.ok(valid(f), `${f.split('\n')[0]} ... ${JSON.stringify(compiled.validate.errors)}`);
+  t.notOk(valid('flow: a.yaml\ncases:\n  - name: x\n    strat: {}\n'), 'a typo');
+  t.notOk(valid('flow: a.yaml\ncases:\n  - name: x\n    mocks: { n: { status: 99 } }\n'), 'no such status');
+  t.notOk(
+    valid('flow: a.yaml\ncases:\n  - name: x\n    steps: [ { advance: 1d, answer: { node: a } } ]\n'),
+    'one thing a step',
+  );
+  t.notOk(valid('flow: a.yaml\ncases: []\n'), 'no case');
 });

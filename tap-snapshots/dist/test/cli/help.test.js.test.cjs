@@ -1637,6 +1637,7 @@ Options:
 Commands:
   record [options] <id>  write an ended execution as a test case: its start,
                          answers, events, work results as mocks, path and end
+  schema                 the JSON Schema of test files, for editors
 
 Exit codes: 0 every case passed, 1 a case failed, 2 a test file or its flow is invalid.
 
@@ -1669,6 +1670,20 @@ Secrets are not copied: each {env.NAME} the flow uses gets a placeholder value.
 
 Example:
   $ wfx test record 01a2174a --out flows/order-approval.test.yaml && wfx test flows/
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx test schema --help 1`] = `
+Usage: wfx test schema [options]
+
+the JSON Schema of test files, for editors
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx test schema > schemas/test.schema.json
+  then, first line of a test file:  # yaml-language-server: $schema=../schemas/test.schema.json
 
 `
 
