@@ -119,8 +119,48 @@ export class MemoryEngine {
     for (const r of records) applyRecord(this.state, r);
   }
 
-  /** Publishes `definition` (validated) in the default organization with the daemon's publish code; its processId. */
+  /**
+   * Publishes `definition` (validated) in the default organization with the daemon's publish
+   * code; its processId. The webhook registrations and email connections its triggers name are
+   * made first, when missing: a test starts through them without a sender or a mailbox.
+   */
   async publish(definition: FlowDefinition, environment: Environment): Promise<string> {
+    const at = this.now.toISOString();
+    for (const t of definition.triggers ?? []) {
+      if (t.type === 'webhook' && !Object.values(this.state.webhooks).some((w) => w.name === t.webhook))
+        this.apply({
+          type: 'webhook.saved',
+          webhook: {
+            webhookId: `test-${t.webhook}`,
+            name: t.webhook,
+            organization: 'default',
+            provider: 'CUSTOM',
+            environmentMode: 'SHARED',
+            authType: 'NONE',
+            custom: null,
+            endpoints: [],
+            createdAt: at,
+            updatedAt: at,
+          },
+        });
+      if (t.type === 'email' && !Object.values(this.state.emailConnections).some((c) => c.name === t.connection))
+        this.apply({
+          type: 'emailConnection.saved',
+          connection: {
+            connectionId: `test-${t.connection}`,
+            name: t.connection,
+            organization: 'default',
+            host: 'mail.invalid',
+            port: 993,
+            security: 'TLS',
+            user: 'test',
+            password: '',
+            mailbox: 'INBOX',
+            createdAt: at,
+            updatedAt: at,
+          },
+        });
+    }
     const r = await publishFlow(memoryStore(this.state), {
       definition,
       organization: 'default',

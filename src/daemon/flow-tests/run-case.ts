@@ -17,7 +17,8 @@ import { STATE, STATUS, type Domain, type Execution } from '../state/state.js';
 import type { FlowCoverage } from './coverage.js';
 import { CaseStop, CaseWork, type CaseWorkSetting } from './mocks.js';
 import { MemoryEngine } from './memory-engine.js';
-import type { CaseStep, Expectation, TestCase } from './test-file.js';
+import type { CaseStep, Expectation, StartTrigger, TestCase } from './test-file.js';
+import { passesFilters } from '../triggers/email-filters.js';
 
 /** The fixed time a case starts at: cron and date expressions give the same answers run after run. */
 export const CASE_EPOCH = Date.parse('2026-01-05T09:00:00.000Z');
@@ -67,6 +68,7 @@ export async function runCase(c: TestCase, setting: CaseSetting): Promise<CaseRe
     const e = engine;
     for (const [name, value] of Object.entries(c.env))
       e.apply({ type: 'env.set', organization: 'default', environment: c.start.environment, name, value });
+    if (c.start.trigger !== undefined) checkTrigger(c.start.trigger, setting.flow, c.at);
     for (const domain of setting.domains) e.apply({ type: 'domain.saved', domain });
     for (const other of setting.flows) await e.publish(other, c.start.environment);
     const processId = await e.publish(setting.flow, c.start.environment);
@@ -103,6 +105,28 @@ export async function runCase(c: TestCase, setting: CaseSetting): Promise<CaseRe
   } finally {
     if (setting.coverage !== undefined && engine !== null) recordCoverage(engine, setting.coverage, setting.flow);
   }
+}
+
+/** Stops the case unless `flow` has a trigger that takes the start `trigger` (as the daemon's would). */
+function checkTrigger(trigger: StartTrigger, flow: FlowDefinition, at: string): void {
+  const triggers = flow.triggers ?? [];
+  if (trigger.type === 'webhook') {
+    const takes = triggers.some(
+      (t) =>
+        t.type === 'webhook' && (t.eventType === undefined || t.eventType === '' || t.eventType === trigger.eventType),
+    );
+    if (!takes)
+      throw new CaseStop(
+        at,
+        `TRIGGER_NOT_MATCHED: no webhook trigger of the flow takes ${trigger.eventType === null ? 'an event with no type' : `event ${trigger.eventType}`}`,
+      );
+    return;
+  }
+  if (!triggers.some((t) => t.type === 'email' && passesFilters(t.filters, trigger)))
+    throw new CaseStop(
+      at,
+      `TRIGGER_NOT_MATCHED: no email trigger of the flow takes this email (its filters refuse it)`,
+    );
 }
 
 /** The worker a case's jobs are locked to. */

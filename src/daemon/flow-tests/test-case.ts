@@ -75,9 +75,12 @@ export type CaseStep =
 export interface TestCase {
   readonly name: string;
   readonly start: {
+    /** The start's variables: a webhook's or an email's, as its trigger gives them, and `data` over them. */
     readonly data: Record<string, unknown>;
     readonly environment: Environment;
     readonly correlationKey: string | null;
+    /** The trigger the start comes through, which the flow must have (one that takes it); absent: the API. */
+    readonly trigger?: StartTrigger;
   };
   /** `{env.NAME}` values of the case's environment: the file's `env`, the case's over them. */
   readonly env: Readonly<Record<string, string>>;
@@ -107,3 +110,8 @@ export interface TestFileProblem {
   readonly column?: number;
   readonly message: string;
 }
+
+/** What a case's start came through, when not the API: checked against the flow's triggers. */
+export type StartTrigger =
+  | { readonly type: 'webhook'; readonly eventType: string | null }
+  | { readonly type: 'email'; readonly subject: string; readonly sender: string; readonly body: string };

@@ -5,7 +5,16 @@
  */
 import { parseDuration } from '../../shared/duration.js';
 import { parseFlowSource, type SourcePosition } from '../../shared/flow/parse.js';
-import type { CaseStep, Expectation, Mock, MockAnswer, TestCase, TestFile, TestFileProblem } from './test-case.js';
+import type {
+  CaseStep,
+  Expectation,
+  Mock,
+  MockAnswer,
+  StartTrigger,
+  TestCase,
+  TestFile,
+  TestFileProblem,
+} from './test-case.js';
 
 export type * from './test-case.js';
 
@@ -79,7 +88,15 @@ function readCase(
   known(c, path, ['name', 'start', 'env', 'mocks', 'steps', 'expect']);
   const name = text_(c.name, [...path, 'name']);
   const start = c.start === undefined ? {} : object(c.start, [...path, 'start']);
-  known(start, [...path, 'start'], ['data', 'environment', 'correlationKey']);
+  known(start, [...path, 'start'], ['data', 'environment', 'correlationKey', 'webhook', 'email']);
+  if (start.webhook !== undefined && start.email !== undefined)
+    throw new Problem([...path, 'start', 'email'], 'a start comes through a webhook or an email, not both');
+  const through =
+    start.webhook !== undefined
+      ? webhookStart(start.webhook, [...path, 'start', 'webhook'])
+      : start.email !== undefined
+        ? emailStart(start.email, [...path, 'start', 'email'])
+        : null;
   const environment = start.environment ?? 'PRODUCTION';
   if (environment !== 'PRODUCTION' && environment !== 'DEVELOPMENT')
     throw new Problem([...path, 'start', 'environment'], 'environment is PRODUCTION or DEVELOPMENT');
@@ -94,7 +111,11 @@ function readCase(
   return {
     name,
     start: {
-      data: start.data === undefined ? {} : object(start.data, [...path, 'start', 'data']),
+      data: {
+        ...through?.variables,
+        ...(start.data === undefined ? {} : object(start.data, [...path, 'start', 'data'])),
+      },
+      ...(through !== null && { trigger: through.trigger }),
       environment,
       correlationKey:
         start.correlationKey === undefined ? null : text_(start.correlationKey, [...path, 'start', 'correlationKey']),
@@ -104,6 +125,55 @@ function readCase(
     steps: steps.map((s, i) => readStep(s, [...path, 'steps', i], at)),
     expect: c.expect === undefined ? {} : expectation(c.expect, [...path, 'expect']),
     at: at(path),
+  };
+}
+
+/** A start through a webhook: the variables its trigger gives a flow (triggers/webhook-processing.ts). */
+function webhookStart(value: unknown, path: Path): { variables: Record<string, unknown>; trigger: StartTrigger } {
+  const w = object(value, path);
+  known(w, path, ['payload', 'eventType', 'headers', 'provider', 'eventId']);
+  const headers: Record<string, string> = {};
+  if (w.headers !== undefined)
+    for (const [k, v] of Object.entries(object(w.headers, [...path, 'headers'])))
+      headers[k.toLowerCase()] = text_(v, [...path, 'headers', k]);
+  const eventType = w.eventType === undefined ? null : text_(w.eventType, [...path, 'eventType']);
+  const eventId = w.eventId === undefined ? 'test-event' : text_(w.eventId, [...path, 'eventId']);
+  const payload = w.payload ?? {};
+  return {
+    variables: {
+      webhookPayload: payload,
+      webhookEventType: eventType,
+      webhookHeaders: headers,
+      webhookProvider: w.provider === undefined ? 'CUSTOM' : text_(w.provider, [...path, 'provider']).toUpperCase(),
+      webhookEventId: eventId,
+      webhookTraceId: eventId,
+      webhookRawBody: typeof payload === 'string' ? payload : JSON.stringify(payload),
+      webhookEventTimestamp: null,
+    },
+    trigger: { type: 'webhook', eventType },
+  };
+}
+
+/** A start through an email: the variables its trigger gives a flow (triggers/email.ts). */
+function emailStart(value: unknown, path: Path): { variables: Record<string, unknown>; trigger: StartTrigger } {
+  const m = object(value, path);
+  known(m, path, ['subject', 'from', 'body', 'to', 'messageId']);
+  const subject = m.subject === undefined ? '' : String(m.subject);
+  const sender = text_(m.from, [...path, 'from']);
+  const body = m.body === undefined ? '' : String(m.body);
+  const to = m.to === undefined ? [] : list(m.to, [...path, 'to']).map((a, i) => text_(a, [...path, 'to', i]));
+  return {
+    variables: {
+      emailSubject: subject,
+      emailBody: body,
+      emailSender: sender,
+      emailRecipients: to,
+      emailMessageId: m.messageId === undefined ? '<test@wfx.invalid>' : text_(m.messageId, [...path, 'messageId']),
+      emailDate: null,
+      triggerType: 'email',
+      emailAttachments: [],
+    },
+    trigger: { type: 'email', subject, sender, body },
   };
 }
 

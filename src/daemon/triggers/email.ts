@@ -10,6 +10,7 @@ import type { FileStore } from '../files/file-store.js';
 import { activeTriggers, subjectOf, type TriggerSubject } from '../state/active-triggers.js';
 import type { RecordStore } from '../store/record-store.js';
 import { MailboxWatch } from './email-mailbox.js';
+import { passesFilters } from './email-filters.js';
 
 type EmailTrigger = Extract<Trigger, { type: 'email' }>;
 
@@ -34,17 +35,7 @@ export interface EmailTriggerOptions {
   readonly files?: FileStore;
 }
 
-/** Whether an email passes a trigger's filters (substrings case-insensitive, sender a regex). */
-export function passesFilters(
-  filters: EmailTrigger['filters'],
-  mail: { subject: string; sender: string; body: string },
-): boolean {
-  if (!filters) return true;
-  const has = (text: string, part: string | undefined) =>
-    part === undefined || text.toLowerCase().includes(part.toLowerCase());
-  if (!has(mail.subject, filters.subjectContains) || !has(mail.body, filters.bodyContains)) return false;
-  return filters.senderMatches === undefined || new RegExp(filters.senderMatches, 'i').test(mail.sender);
-}
+export { passesFilters } from './email-filters.js';
 
 /** A target's key in lastFire and refused: its flow and environment. */
 const fireKey = (s: { readonly processId: string; readonly environment: string }) => `${s.processId}|${s.environment}`;

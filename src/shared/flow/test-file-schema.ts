@@ -125,6 +125,28 @@ export function testFileSchema(): Record<string, unknown> {
                 data: mapping,
                 environment: { enum: ['PRODUCTION', 'DEVELOPMENT'] },
                 correlationKey: text,
+                webhook: answer(
+                  {
+                    payload: {},
+                    eventType: text,
+                    headers: { type: 'object', additionalProperties: { type: 'string' } },
+                    provider: text,
+                    eventId: text,
+                  },
+                  [],
+                  "a start through the flow's webhook trigger",
+                ),
+                email: answer(
+                  {
+                    from: text,
+                    subject: { type: 'string' },
+                    body: { type: 'string' },
+                    to: { type: 'array', items: text },
+                    messageId: text,
+                  },
+                  ['from'],
+                  "a start through the flow's email trigger",
+                ),
               },
               [],
               'how the execution starts',

@@ -156,3 +156,57 @@ cases:
     /^billing\.domain\.yaml: domain billing: actions\.charge\.input\.type: a job's input is an object/m,
   );
 });
+
+t.test('a start through a webhook or an email: the variables its trigger gives, and the trigger checked', async (t) => {
+  const cwd = t.testdir({
+    'push.yaml': `processId: a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d
+name: On push
+triggers:
+  - { type: webhook, webhook: github, eventType: push }
+nodes:
+  start: { type: startEvent, next: note }
+  note: { type: setVariable, variables: { repo: "{webhookPayload.repository.name}", kind: "{webhookEventType}" }, next: end }
+  end: { type: endEvent }
+`,
+    'mail.yaml': `processId: b2c3d4e5-f6a7-4b8c-9d0e-1f2a3b4c5d6e
+name: On order mail
+triggers:
+  - { type: email, connection: orders, filters: { subjectContains: order, senderMatches: "@example\\\\.com$" } }
+nodes:
+  start: { type: startEvent, next: note }
+  note: { type: setVariable, variables: { from: "{emailSender}", about: "{emailSubject}" }, next: end }
+  end: { type: endEvent }
+`,
+    'push.test.yaml': `flow: push.yaml
+cases:
+  - name: a push names its repository
+    start: { webhook: { eventType: push, payload: { repository: { name: wfx } } } }
+    expect: { state: COMPLETED, variables: { repo: wfx, kind: push, webhookProvider: CUSTOM } }
+  - name: an issue event starts nothing
+    start: { webhook: { eventType: issues, payload: {} } }
+`,
+    'mail.test.yaml': `flow: mail.yaml
+cases:
+  - name: an order email
+    start: { email: { from: ann@example.com, subject: New order 42, body: two chairs } }
+    expect: { state: COMPLETED, variables: { from: ann@example.com, about: New order 42, emailAttachments: [] } }
+  - name: a mail from elsewhere starts nothing
+    start: { email: { from: eve@elsewhere.org, subject: New order } }
+`,
+  });
+  const r = await wfxIn(['test', '--reporter', 'json'], { cwd });
+  t.equal(r.code, 1);
+  const files = (
+    JSON.parse(r.stdout) as { files: Array<{ cases: Array<{ ok: boolean; failure?: { message: string } }> }> }
+  ).files;
+  const [mail, push] = files;
+  t.same(
+    [...mail!.cases, ...push!.cases].map((c) => c.failure?.message ?? 'ok'),
+    [
+      'ok',
+      'TRIGGER_NOT_MATCHED: no email trigger of the flow takes this email (its filters refuse it)',
+      'ok',
+      'TRIGGER_NOT_MATCHED: no webhook trigger of the flow takes event issues',
+    ],
+  );
+});
