@@ -9,7 +9,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { EXECUTION_STATES } from '../../shared/api/index.js';
 import { errorMessage, isWfxError } from '../../shared/errors.js';
-import { nodesAt, type FlowDefinition } from '../../shared/flow/types.js';
+import { nodesAt, type FlowDefinition, type FlowNode } from '../../shared/flow/types.js';
 import type { WorkOrder } from '../engine/step/context.js';
 import type { WorkResult } from '../outbound/result.js';
 import { domainNamed } from '../jobs/domains.js';
@@ -71,6 +71,7 @@ export async function runCase(c: TestCase, setting: CaseSetting): Promise<CaseRe
     if (c.start.trigger !== undefined) checkTrigger(c.start.trigger, setting.flow, c.at);
     for (const domain of setting.domains) e.apply({ type: 'domain.saved', domain });
     for (const other of setting.flows) await e.publish(other, c.start.environment);
+    for (const stub of calledStubs(setting.flow, c)) await e.publish(stub, c.start.environment);
     const processId = await e.publish(setting.flow, c.start.environment);
     const started = e.run({
       kind: 'start',
@@ -127,6 +128,35 @@ function checkTrigger(trigger: StartTrigger, flow: FlowDefinition, at: string): 
       at,
       `TRIGGER_NOT_MATCHED: no email trigger of the flow takes this email (its filters refuse it)`,
     );
+}
+
+/**
+ * The flows that stand in for those `flow`'s callProcess and subProcess nodes call, where the case
+ * mocks the node with `output`: each ends at once with those variables.
+ */
+function calledStubs(flow: FlowDefinition, c: TestCase): FlowDefinition[] {
+  const out: FlowDefinition[] = [];
+  const walk = (nodes: Readonly<Record<string, FlowNode>>): void => {
+    for (const [id, def] of Object.entries(nodes)) {
+      if (def.type === 'loopNode' || (def.type === 'subProcess' && def.nodes)) walk(def.nodes!);
+      const called = (def.type === 'callProcess' || def.type === 'subProcess') && def.processId;
+      const mock = c.mocks[id];
+      if (!called || mock === undefined || Array.isArray(mock) || !('output' in (mock as object))) continue;
+      const output = (mock as { output: Record<string, unknown> }).output;
+      const hasOutput = Object.keys(output).length > 0;
+      out.push({
+        processId: called,
+        name: `mock of ${id}`,
+        nodes: {
+          start: { type: 'startEvent', next: hasOutput ? 'set' : 'end' },
+          ...(hasOutput && { set: { type: 'setVariable', variables: output, next: 'end' } }),
+          end: { type: 'endEvent' },
+        },
+      } as FlowDefinition);
+    }
+  };
+  walk(flow.nodes);
+  return out;
 }
 
 /** The worker a case's jobs are locked to. */

@@ -33,8 +33,16 @@ export interface JobMock {
   readonly result: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * A callProcess's or a subProcess's (of a published flow) called flow replaced: a flow of its
+ * own that ends at once with these variables (a subProcess merges them back).
+ */
+export interface CalledMock {
+  readonly output: Readonly<Record<string, unknown>>;
+}
+
 /** One answer of a node's mock. */
-export type MockAnswer = HttpMock | ModelMock | JobMock | FailMock;
+export type MockAnswer = HttpMock | ModelMock | JobMock | CalledMock | FailMock;
 
 /** A node's mock: the same answer for every call, or one per call in order. */
 export type Mock = MockAnswer | readonly MockAnswer[];

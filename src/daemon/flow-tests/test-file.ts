@@ -254,6 +254,10 @@ function mockAnswer(value: unknown, path: Path): MockAnswer {
       },
     };
   }
+  if ('output' in m) {
+    known(m, path, ['output']);
+    return { output: object(m.output, [...path, 'output']) };
+  }
   if ('result' in m) {
     known(m, path, ['result']);
     return { result: object(m.result, [...path, 'result']) };

@@ -57,6 +57,11 @@ const mockAnswer = {
     ),
     answer({ result: mapping }, ['result'], "a domainTask's job completed with this output"),
     answer(
+      { output: mapping },
+      ['output'],
+      'the flow a callProcess or subProcess calls, ending at once with these variables',
+    ),
+    answer(
       { fail: answer({ code: text, message: { type: 'string' } }, ['code'], 'the failure') },
       ['fail'],
       'any work node failing with this code',

@@ -210,3 +210,38 @@ cases:
     ],
   );
 });
+
+t.test('called flows: the real one from flows:, or a mock that ends at once with its output', async (t) => {
+  const cwd = t.testdir({
+    'child.yaml': `processId: c3d4e5f6-a7b8-4c9d-8e0f-2a3b4c5d6e7f
+name: Price it
+nodes:
+  start: { type: startEvent, next: price }
+  price: { type: setVariable, variables: { price: 10 }, next: end }
+  end: { type: endEvent }
+`,
+    'parent.yaml': `processId: d4e5f6a7-b8c9-4d0e-9f1a-3b4c5d6e7f80
+name: Order with a quote
+nodes:
+  start: { type: startEvent, next: quote }
+  quote: { type: subProcess, processId: c3d4e5f6-a7b8-4c9d-8e0f-2a3b4c5d6e7f, next: notify }
+  notify: { type: callProcess, processId: e5f6a7b8-c9d0-4e1f-8a2b-4c5d6e7f8091, next: end }
+  end: { type: endEvent }
+`,
+    'parent.test.yaml': `flow: parent.yaml
+flows: [child.yaml]
+cases:
+  - name: the real child prices it; the called flow is a mock
+    mocks: { notify: { output: {} } }
+    expect: { state: COMPLETED, variables: { price: 10 }, path: [start, quote, notify, end] }
+  - name: a mocked child's output comes back
+    mocks: { quote: { output: { price: 99 } }, notify: { output: {} } }
+    expect: { state: COMPLETED, variables: { price: 99 } }
+  - name: a called flow neither in flows nor mocked fails the node
+    expect: { state: FAILED, errorCode: PROCESS_NOT_FOUND }
+`,
+  });
+  const r = await wfxIn(['test'], { cwd });
+  t.equal(r.code, 0, r.stdout);
+  t.match(r.stdout, /3 passed, 0 failed/);
+});
