@@ -77,3 +77,48 @@ nodes:
   t.equal((await created!)?.code, 0, 'the webhook was created');
   t.equal(code, 0);
 });
+
+t.test("wfx dev --test runs the flows' tests at start and after each change", async (t) => {
+  const greet = (greeting: string) => `processId: 1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5e
+name: Greet
+nodes:
+  start: { type: startEvent, next: greet }
+  greet: { type: setVariable, variables: { greeting: ${greeting} }, next: done }
+  done: { type: endEvent }
+`;
+  const cwd = t.testdir({
+    flows: {
+      'greet.yaml': greet('hello'),
+      'greet.test.yaml':
+        'flow: greet.yaml\ncases:\n  - name: says hello\n    expect: { variables: { greeting: hello } }\n',
+    },
+  });
+  const child = spawnWfx(t, ['dev', '--port', '0', '--test'], { cwd });
+  const exited = once(child, 'exit');
+  const steps = [
+    { until: /published to DEVELOPMENT on change, tests run/, then: async () => undefined },
+    {
+      until: /^1 passed, 0 failed \(1 case in 1 file/,
+      then: () => writeFile(join(cwd, 'flows', 'greet.yaml'), greet('howdy')),
+    },
+    { until: /published "Greet" \(version 2\) to DEVELOPMENT/, then: async () => undefined },
+    { until: /^0 passed, 1 failed \(1 case in 1 file/, then: async () => void child.kill('SIGINT') },
+  ];
+  let step = 0;
+  const seen: string[] = [];
+  for await (const line of createInterface({ input: child.stdout })) {
+    seen.push(line);
+    if (step < steps.length && steps[step]!.until.test(line)) await steps[step++]!.then();
+  }
+  const [code] = await exited;
+  t.equal(step, steps.length, `every step was seen:\n${seen.join('\n')}`);
+  t.equal(code, 0);
+  t.ok(
+    seen.some((l) => /variable "greeting" differs/.test(l)),
+    'the failure said why',
+  );
+  t.notOk(
+    seen.some((l) => /greet\.test\.yaml.*(problem|invalid|SCHEMA)/i.test(l)),
+    'the test file is not published as a flow',
+  );
+});

@@ -26,6 +26,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
       .command('dev')
       .description('run the daemon here and republish flows/ to DEVELOPMENT whenever a file changes')
       .option('--flows <dir>', 'the flow files to watch', 'flows')
+      .option('--test', "run the flows' test files (*.test.yaml) at start and after each change (wfx test)")
       .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 7878)
       .option('--host <host>', 'address to listen on', '127.0.0.1')
       .option('--max-json-depth <n>', 'how deep untrusted JSON may nest (default 64)', parseDepth)
@@ -38,7 +39,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
       ),
   )
     .addHelpText('after', '\nExamples:\n  $ wfx dev\n  $ wfx dev --flows ./workflows --port 0')
-    .action(async (opts: { flows: string } & RunFlags, cmd: Command) => {
+    .action(async (opts: { flows: string; test?: boolean } & RunFlags, cmd: Command) => {
       const flowsDir = resolve(ctx.cwd, opts.flows);
       const running = await launchDaemon({
         ...runOptions(ctx, cmd, opts),
@@ -54,14 +55,17 @@ export function registerDev(program: Command, ctx: CliContext): void {
         // A save can come as several writes: publish once the file has been still for a moment.
         awaitWriteFinish: { stabilityThreshold: 150, pollInterval: 50 },
       });
+      const tests = opts.test === true ? flowTestRunner(ctx, flowsDir) : null;
       const publish = (file: string) => {
-        if (isFlowFile(file)) void running.publishFile(file, 'DEVELOPMENT');
+        if (isFlowFile(file)) void running.publishFile(file, 'DEVELOPMENT').then(() => tests?.run());
+        else if (/\.test\.ya?ml$/i.test(file)) tests?.run();
       };
       watcher.on('add', publish).on('change', publish);
       await new Promise<void>((resolve) => watcher.on('ready', () => resolve()));
       ctx.stdout.write(
-        `wfx dev: daemon on ${running.info.url}; watching ${flowsDir} (published to DEVELOPMENT on change); Ctrl-C to stop\n`,
+        `wfx dev: daemon on ${running.info.url}; watching ${flowsDir} (published to DEVELOPMENT on change${tests ? ', tests run' : ''}); Ctrl-C to stop\n`,
       );
+      tests?.run();
       const stop = () => void running.stop();
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
@@ -69,8 +73,40 @@ export function registerDev(program: Command, ctx: CliContext): void {
         await running.stopped;
       } finally {
         await watcher.close();
+        await tests?.idle();
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
       }
     });
+}
+
+/**
+ * `wfx dev --test`: the flow tests of the flows directory, run in this process (wfx test) each
+ * time `run` is called, one run at a time (calls during a run make one more after it).
+ */
+function flowTestRunner(ctx: CliContext, flowsDir: string): { run(): void; idle(): Promise<void> } {
+  let running: Promise<void> | null = null;
+  let again = false;
+  const once = async (): Promise<void> => {
+    const { runFlowTests, report } = await import('../../daemon/flow-tests/entry.js');
+    const run = await runFlowTests({ paths: [flowsDir], cwd: ctx.cwd });
+    if (run.files.length === 0 && run.problems.length === 0) return;
+    ctx.stdout.write(`wfx dev: tests\n${report(run, 'spec')}`);
+  };
+  return {
+    run(): void {
+      if (running !== null) {
+        again = true;
+        return;
+      }
+      running = (async () => {
+        do {
+          again = false;
+          await once().catch((err: unknown) => ctx.stderr.write(`wfx dev: the tests could not run: ${String(err)}\n`));
+        } while (again);
+        running = null;
+      })();
+    },
+    idle: () => running ?? Promise.resolve(),
+  };
 }

@@ -1,5 +1,5 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, relative, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { WfxError } from '../../shared/errors.js';
 import type { CliContext } from '../context.js';
@@ -24,55 +24,18 @@ export function registerTest(program: Command, ctx: CliContext): void {
     .option('--coverage-min <pct>', 'fail (exit 1) when the coverage of all flows together is under this percentage')
     .addHelpText(
       'after',
-      '\nExit codes: 0 every case passed, 1 a case failed, 2 a test file or its flow is invalid.\n' +
+      "\nExit codes: 0 every case passed, 1 a case failed, 2 a test file or its flow is invalid (with --watch: the last run's).\n" +
         '\nExamples:\n  $ wfx test\n  $ wfx test flows/order.test.yaml --grep "big orders"\n  $ wfx test --coverage --coverage-min 80\n  $ wfx test --reporter junit --output report.xml',
     )
-    .action(
-      async (
-        paths: string[],
-        opts: {
-          reporter: 'spec' | 'tap' | 'junit' | 'json';
-          output?: string;
-          grep?: string;
-          allowNetwork?: boolean;
-          coverage?: boolean;
-          coverageMin?: string;
-        },
-      ) => {
-        const min = opts.coverageMin === undefined ? undefined : Number(opts.coverageMin);
-        if (min !== undefined && !(min >= 0 && min <= 100))
-          throw new WfxError(
-            'USAGE_ERROR',
-            `--coverage-min takes a percentage from 0 to 100, not "${opts.coverageMin}"`,
-          );
-        // Loaded here: the engine's step and its sandbox are for this command alone.
-        const { runFlowTests, report, exitCodeOf, totals, totalCoverage } =
-          await import('../../daemon/flow-tests/entry.js');
-        const run = await runFlowTests({
-          paths,
-          cwd: ctx.cwd,
-          ...(opts.grep !== undefined && { grep: opts.grep }),
-          ...(opts.allowNetwork === true && { allowNetwork: true }),
-          ...((opts.coverage === true || min !== undefined) && { coverage: true }),
-        });
-        const text = report(run, opts.reporter);
-        if (opts.output === undefined) ctx.stdout.write(text);
-        else {
-          const out = resolve(ctx.cwd, opts.output);
-          await mkdir(dirname(out), { recursive: true });
-          await writeFile(out, text);
-          const t = totals(run);
-          ctx.stderr.write(
-            `${t.passed} passed, ${t.failed} failed, ${new Set(run.problems.map((p) => p.file)).size} invalid: ${opts.reporter} report in ${opts.output}\n`,
-          );
-        }
-        ctx.exitCode = exitCodeOf(run, min);
-        if (min !== undefined && ctx.exitCode === 1 && totals(run).failed === 0)
-          ctx.stderr.write(
-            `COVERAGE_TOO_LOW: the flows' coverage is ${totalCoverage(run).toFixed(1)}%, under --coverage-min ${min}\n`,
-          );
-      },
-    );
+    .option('--watch', 'run again whenever a test file or flow file under the paths changes (Ctrl-C stops)')
+    .action(async (paths: string[], opts: TestOptions) => {
+      const min = opts.coverageMin === undefined ? undefined : Number(opts.coverageMin);
+      if (min !== undefined && !(min >= 0 && min <= 100))
+        throw new WfxError('USAGE_ERROR', `--coverage-min takes a percentage from 0 to 100, not "${opts.coverageMin}"`);
+      const once = () => runOnce(ctx, paths, opts, min);
+      await once();
+      if (opts.watch === true) await watchAndRun(ctx, paths, once);
+    });
   registerTestRecord(test, ctx);
   test
     .command('schema')
@@ -84,4 +47,98 @@ export function registerTest(program: Command, ctx: CliContext): void {
     .action(() => {
       ctx.stdout.write(`${JSON.stringify(testFileSchema(), null, 2)}\n`);
     });
+}
+
+interface TestOptions {
+  reporter: 'spec' | 'tap' | 'junit' | 'json';
+  output?: string;
+  grep?: string;
+  allowNetwork?: boolean;
+  coverage?: boolean;
+  coverageMin?: string;
+  watch?: boolean;
+}
+
+/** One run of the flow tests `paths` name: its report written, the exit code set. */
+async function runOnce(ctx: CliContext, paths: string[], opts: TestOptions, min: number | undefined): Promise<void> {
+  // Loaded here: the engine's step and its sandbox are for this command alone.
+  const { runFlowTests, report, exitCodeOf, totals, totalCoverage } = await import('../../daemon/flow-tests/entry.js');
+  const run = await runFlowTests({
+    paths,
+    cwd: ctx.cwd,
+    ...(opts.grep !== undefined && { grep: opts.grep }),
+    ...(opts.allowNetwork === true && { allowNetwork: true }),
+    ...((opts.coverage === true || min !== undefined) && { coverage: true }),
+  });
+  const text = report(run, opts.reporter);
+  if (opts.output === undefined) ctx.stdout.write(text);
+  else {
+    const out = resolve(ctx.cwd, opts.output);
+    await mkdir(dirname(out), { recursive: true });
+    await writeFile(out, text);
+    const t = totals(run);
+    ctx.stderr.write(
+      `${t.passed} passed, ${t.failed} failed, ${new Set(run.problems.map((p) => p.file)).size} invalid: ${opts.reporter} report in ${opts.output}\n`,
+    );
+  }
+  ctx.exitCode = exitCodeOf(run, min);
+  if (min !== undefined && ctx.exitCode === 1 && totals(run).failed === 0)
+    ctx.stderr.write(
+      `COVERAGE_TOO_LOW: the flows' coverage is ${totalCoverage(run).toFixed(1)}%, under --coverage-min ${min}\n`,
+    );
+}
+
+/**
+ * `--watch`: runs `once` again each time a YAML or JSON file under the paths changes (a test file,
+ * a flow it names beside it), one run at a time (changes during a run make one more), until
+ * SIGINT or SIGTERM; the exit code is the last run's.
+ */
+async function watchAndRun(ctx: CliContext, paths: string[], once: () => Promise<void>): Promise<void> {
+  const { watch } = await import('chokidar');
+  const { isFlowFile } = await import('../../shared/flow/files.js');
+  const targets = (paths.length > 0 ? paths : ['.']).map((p) => resolve(ctx.cwd, p));
+  const watcher = watch(targets, {
+    ignoreInitial: true,
+    ignored: (path: string) => /(^|[/\\])(node_modules|\.[^/\\]+)([/\\]|$)/.test(path.slice(ctx.cwd.length)),
+    // A save can come as several writes: run once the file has been still for a moment.
+    awaitWriteFinish: { stabilityThreshold: 150, pollInterval: 50 },
+  });
+  let running: Promise<void> | null = null;
+  let again: string | null = null;
+  const rerun = (changed: string): void => {
+    if (running !== null) {
+      again = changed;
+      return;
+    }
+    running = (async () => {
+      for (let next: string | null = changed; next !== null;) {
+        again = null;
+        ctx.stdout.write(
+          `\n-- ${new Date().toISOString().slice(11, 19)} ${relative(ctx.cwd, next) || next} changed: running again\n`,
+        );
+        await once();
+        next = again;
+      }
+      running = null;
+    })();
+  };
+  const onFile = (file: string): void => {
+    if (isFlowFile(file) || /\.test\.ya?ml$/i.test(file)) rerun(file);
+  };
+  watcher.on('add', onFile).on('change', onFile);
+  await new Promise<void>((ready) => watcher.on('ready', () => ready()));
+  ctx.stderr.write(
+    `watching ${targets.map((t) => relative(ctx.cwd, t) || '.').join(', ')} for changes; Ctrl-C to stop\n`,
+  );
+  await new Promise<void>((stopped) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      stopped();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await watcher.close();
+  await running;
 }

@@ -507,6 +507,8 @@ run the daemon here and republish flows/ to DEVELOPMENT whenever a file changes
 
 Options:
   --flows <dir>                       the flow files to watch (default: "flows")
+  --test                              run the flows' test files (*.test.yaml) at
+                                      start and after each change (wfx test)
   --port <port>                       port to listen on (0 picks a free one)
                                       (default: 7878)
   --host <host>                       address to listen on (default:
@@ -1632,6 +1634,8 @@ Options:
                          and what no case took
   --coverage-min <pct>   fail (exit 1) when the coverage of all flows together
                          is under this percentage
+  --watch                run again whenever a test file or flow file under the
+                         paths changes (Ctrl-C stops)
   -h, --help             display help for command
 
 Commands:
@@ -1639,7 +1643,7 @@ Commands:
                          answers, events, work results as mocks, path and end
   schema                 the JSON Schema of test files, for editors
 
-Exit codes: 0 every case passed, 1 a case failed, 2 a test file or its flow is invalid.
+Exit codes: 0 every case passed, 1 a case failed, 2 a test file or its flow is invalid (with --watch: the last run's).
 
 Examples:
   $ wfx test
