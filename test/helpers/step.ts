@@ -28,6 +28,7 @@ import { DEFAULT_MAX_JSON_DEPTH } from '../../src/shared/json-shape.js';
 import { validateFlowSource } from '../../src/shared/flow/validate.js';
 import { BILLING } from './jobs.js';
 import { frozenCopy } from './frozen-state.js';
+import { countedId, memoryStore } from '../../src/daemon/flow-tests/memory-engine.js';
 
 /** What a MemoryStep may be given. */
 export interface MemoryStepOptions {
@@ -43,12 +44,6 @@ export interface MemoryStepOptions {
    * runner does (the benches: a frozen copy per step is for correctness, not speed). Default true.
    */
   readonly frozen?: boolean;
-}
-
-/** A uuidv7-shaped id from the clock and a counter: the same steps give the same ids, run after run. */
-function countedId(now: Date, n: number): string {
-  const hex = now.getTime().toString(16).padStart(12, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-${n.toString(16).padStart(12, '0')}`;
 }
 
 /** The step in memory (see the top of this file). */
@@ -157,19 +152,7 @@ export class MemoryStep {
 
   /** A store over the state in memory, for publishFlow: a commit is applied at once. */
   private store(): DurableStore<WfxState, WfxRecord> {
-    const state = this.state;
-    return {
-      state,
-      failed: null,
-      commit: (...records) => {
-        for (const r of records) applyRecord(state, r);
-        return Promise.resolve();
-      },
-      flush: () => Promise.resolve(),
-      transact: () => {
-        throw new Error('not used by publishFlow');
-      },
-    };
+    return memoryStore(this.state);
   }
 }
 
