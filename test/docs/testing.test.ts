@@ -3,6 +3,7 @@
  * are written to a folder of their own, each ```console block's `$ wfx ...` line runs there, and
  * what it prints must be what the block shows (times in milliseconds aside).
  */
+import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';

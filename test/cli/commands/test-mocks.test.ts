@@ -1,3 +1,4 @@
+import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import t from 'tap';
 import { wfxIn } from '../../helpers/cli.js';
 

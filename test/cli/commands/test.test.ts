@@ -1,3 +1,4 @@
+import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
