@@ -7,6 +7,7 @@ import { WfxError } from '../../shared/errors.js';
 import { flowSchema } from '../../shared/flow/schema.js';
 import { inputFields } from '../../shared/flow/inputs.js';
 import { publishOrder } from '../../shared/flow/publish-order.js';
+import { isFlowTestFile } from '../../shared/flow/files.js';
 import type { FlowDefinition, Trigger } from '../../shared/flow/types.js';
 import { formatProblem, validateFlowSource, type FlowProblem } from '../../shared/flow/validate.js';
 import { globals, printJson, readUserFile, type CliContext } from '../context.js';
@@ -39,7 +40,8 @@ export function registerFlow(program: Command, ctx: CliContext): void {
     )
     .option('--offline', 'only the checks that need no daemon (no webhooks, connections, domains or tools)')
     .addHelpText('after', '\nExamples:\n  $ wfx flow validate flows/*.yaml\n  $ wfx flow validate order.yaml --json')
-    .action(async (files: string[], opts: { env: Environment; offline?: boolean }, cmd: Command) => {
+    .action(async (given: string[], opts: { env: Environment; offline?: boolean }, cmd: Command) => {
+      const files = flowsOnly(ctx, given);
       const results: ValidateResult[] = [];
       for (const file of files) {
         const source = (await readUserFile(ctx, file)).toString('utf8');
@@ -92,7 +94,8 @@ export function registerFlow(program: Command, ctx: CliContext): void {
       'after',
       '\nExamples:\n  $ wfx flow publish flows/*.yaml\n  $ wfx flow publish order.yaml --env DEVELOPMENT --json',
     )
-    .action(async (files: string[], opts: { env: Environment; org?: string }, cmd: Command) => {
+    .action(async (given: string[], opts: { env: Environment; org?: string }, cmd: Command) => {
+      const files = flowsOnly(ctx, given);
       const client = await clientFor(ctx, cmd);
       const read: Array<{ file: string; source: string; flow: FlowDefinition | null }> = [];
       for (const file of files) {
@@ -237,4 +240,17 @@ Examples:
     .action(() => printJson(ctx, flowSchema()));
 
   registerFlowNew(flow, ctx);
+}
+
+/**
+ * The files of `given` that are flows: a flow test file beside them (`flows/*.yaml` matches
+ * `order.test.yaml` too) is left out, with a note on stderr; `wfx test` runs it.
+ */
+function flowsOnly(ctx: CliContext, given: readonly string[]): string[] {
+  const tests = given.filter((f) => isFlowTestFile(f));
+  if (tests.length > 0)
+    ctx.stderr.write(
+      `note: left out ${tests.join(', ')}: flow test file${tests.length === 1 ? '' : 's'} (wfx test runs ${tests.length === 1 ? 'it' : 'them'})\n`,
+    );
+  return given.filter((f) => !isFlowTestFile(f));
 }

@@ -407,3 +407,11 @@ t.test('wfx test schema: a JSON Schema that takes what the reader takes and refu
   );
   t.notOk(valid('flow: a.yaml\ncases: []\n'), 'no case');
 });
+
+t.test('wfx flow validate and publish leave flow test files out, as flows/*.yaml names them too', async (t) => {
+  const cwd = t.testdir({ 'order.yaml': ORDER, 'order.test.yaml': ORDER_TESTS });
+  const r = await wfxIn(['flow', 'validate', '--offline', 'order.yaml', 'order.test.yaml'], { cwd });
+  t.equal(r.code, 0, r.stderr);
+  t.equal(r.stdout, 'order.yaml: ok\n');
+  t.equal(r.stderr, 'note: left out order.test.yaml: flow test file (wfx test runs it)\n');
+});

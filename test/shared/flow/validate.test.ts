@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { Ajv } from 'ajv';
 import t from 'tap';
+import { isFlowFile } from '../../../src/shared/flow/files.js';
 import { flowSchema, NODE_TYPES } from '../../../src/shared/flow/schema.js';
 import { SEED_NODE_TYPES } from '../../../src/shared/flow/types.js';
 import { validateFlowSource, validateFlowValue, type FlowProblem } from '../../../src/shared/flow/validate.js';
@@ -23,7 +24,7 @@ function problems(text: string): FlowProblem[] {
 t.test('the example flows (flows/, workers/) validate, and together use every node type the engine runs', async (t) => {
   const used = new Set<string>();
   const files = [
-    ...(await readdir(FLOWS_DIR)).map((name) => new URL(name, FLOWS_DIR)),
+    ...(await readdir(FLOWS_DIR)).filter(isFlowFile).map((name) => new URL(name, FLOWS_DIR)),
     new URL('payment-charge.yaml', WORKERS_DIR),
   ];
   for (const file of files) {
