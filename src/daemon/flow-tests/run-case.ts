@@ -101,7 +101,11 @@ export async function runCase(c: TestCase, setting: CaseSetting): Promise<CaseRe
             ...(err.actual !== undefined && { actual: err.actual }),
             path,
           }
-        : { at: c.at, message: errorMessage(err), path };
+        : {
+            at: c.at,
+            message: `${root === null ? 'the start failed: ' : ''}${isWfxError(err) ? `${err.code}: ` : ''}${errorMessage(err)}`,
+            path,
+          };
     return { name: c.name, ok: false, failure, ms: performance.now() - began };
   } finally {
     if (setting.coverage !== undefined && engine !== null) recordCoverage(engine, setting.coverage, setting.flow);

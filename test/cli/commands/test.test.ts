@@ -415,3 +415,19 @@ t.test('wfx flow validate and publish leave flow test files out, as flows/*.yaml
   t.equal(r.stdout, 'order.yaml: ok\n');
   t.equal(r.stderr, 'note: left out order.test.yaml: flow test file (wfx test runs it)\n');
 });
+
+t.test("a start its flow's inputs refuse fails the case with the code", async (t) => {
+  const cwd = t.testdir({
+    'typed.yaml': `processId: 6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d
+name: Typed
+inputs: { type: object, required: [amount], properties: { amount: { type: number } } }
+nodes:
+  start: { type: startEvent, next: end }
+  end: { type: endEvent }
+`,
+    'typed.test.yaml': 'flow: typed.yaml\ncases:\n  - name: no amount\n    start: { data: { amount: lots } }\n',
+  });
+  const r = await wfxIn(['test'], { cwd });
+  t.equal(r.code, 1);
+  t.match(r.stdout, /✗ no amount \(\d+ ms\)\n {6}the start failed: VALIDATION_ERROR: .*amount/);
+});
