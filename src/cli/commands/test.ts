@@ -82,6 +82,12 @@ async function runOnce(ctx: CliContext, paths: string[], opts: TestOptions, min:
     );
   }
   ctx.exitCode = exitCodeOf(run, min);
+  if (run.files.length === 0 && run.problems.length === 0)
+    ctx.stderr.write(
+      opts.grep === undefined
+        ? `note: no test files (*.test.yaml) under ${paths.length > 0 ? paths.join(', ') : 'this folder'}\n`
+        : `note: no case's name contains "${opts.grep}"\n`,
+    );
   if (min !== undefined && ctx.exitCode === 1 && totals(run).failed === 0)
     ctx.stderr.write(
       `COVERAGE_TOO_LOW: the flows' coverage is ${totalCoverage(run).toFixed(1)}%, under --coverage-min ${min}\n`,

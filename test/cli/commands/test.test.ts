@@ -431,3 +431,13 @@ nodes:
   t.equal(r.code, 1);
   t.match(r.stdout, /✗ no amount \(\d+ ms\)\n {6}the start failed: VALIDATION_ERROR: .*amount/);
 });
+
+t.test('no test file, or no case --grep takes: exit 0 with a note saying so', async (t) => {
+  const empty = await wfxIn(['test'], { cwd: t.testdir({ 'notes.md': '#' }) });
+  t.equal(empty.code, 0);
+  t.equal(empty.stderr, 'note: no test files (*.test.yaml) under this folder\n');
+  const cwd = t.testdir({ 'order.yaml': ORDER, 'order.test.yaml': ORDER_TESTS });
+  const none = await wfxIn(['test', '--grep', 'nothing like it'], { cwd });
+  t.equal(none.code, 0);
+  t.equal(none.stderr, 'note: no case\'s name contains "nothing like it"\n');
+});
