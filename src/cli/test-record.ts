@@ -173,7 +173,7 @@ function envNames(flow: FlowDefinition): string[] {
   ].sort();
 }
 
-/** A duration of `ms` in the test file's words (`90m`, `2d`, `1500ms`). */
+/** A duration of `ms` in the test file's words: in the largest unit (days to milliseconds) that divides it. */
 function duration(ms: number): string {
   for (const [unit, size] of [
     ['d', 86_400_000],

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t from 'tap';
-import { spawnWfx, wfxIn, type CliResult } from '../helpers/cli.js';
+import { spawnWfx, stepThroughLines, wfxIn, type CliResult } from '../helpers/cli.js';
 
 const flow = (name: string) => `processId: 2b3c4d5e-6f70-4a81-9b2c-3d4e5f607182
 name: ${name}
@@ -17,7 +17,6 @@ t.test('wfx dev publishes flows/ to DEVELOPMENT at start and again when a file c
   const cwd = t.testdir({ flows: { 'hello.yaml': flow('Hello') } });
   const child = spawnWfx(t, ['dev', '--port', '0'], { cwd });
   const exited = once(child, 'exit');
-  const seen: string[] = [];
   const steps = [
     {
       until: /wfx dev: daemon on http:\/\/127\.0\.0\.1:\d+/,
@@ -29,11 +28,7 @@ t.test('wfx dev publishes flows/ to DEVELOPMENT at start and again when a file c
     },
     { until: /broken\.yaml:4:36: start\.next: connects to "nowhere"/, then: async () => void child.kill('SIGINT') },
   ];
-  let step = 0;
-  for await (const line of createInterface({ input: child.stdout })) {
-    seen.push(line);
-    if (step < steps.length && steps[step]!.until.test(line)) await steps[step++]!.then();
-  }
+  const { seen, taken: step } = await stepThroughLines(child.stdout, steps);
   const [code] = await exited;
   t.equal(step, steps.length, 'every step was seen');
   t.ok(
@@ -104,12 +99,7 @@ nodes:
     { until: /published "Greet" \(version 2\) to DEVELOPMENT/, then: async () => undefined },
     { until: /^0 passed, 1 failed \(1 case in 1 file/, then: async () => void child.kill('SIGINT') },
   ];
-  let step = 0;
-  const seen: string[] = [];
-  for await (const line of createInterface({ input: child.stdout })) {
-    seen.push(line);
-    if (step < steps.length && steps[step]!.until.test(line)) await steps[step++]!.then();
-  }
+  const { seen, taken: step } = await stepThroughLines(child.stdout, steps);
   const [code] = await exited;
   t.equal(step, steps.length, `every step was seen:\n${seen.join('\n')}`);
   t.equal(code, 0);

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t from 'tap';
-import { spawnWfx } from '../helpers/cli.js';
+import { spawnWfx, stepThroughLines } from '../helpers/cli.js';
 
 const FLOW = (greeting: string) => `processId: 0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0
 name: Greet
@@ -43,12 +43,7 @@ t.test('wfx test --watch runs again when the flow or its test file changes, unti
     { until: /^-- \d\d:\d\d:\d\d greet\.test\.yaml changed: running again$/, then: async () => undefined },
     { until: /^1 passed, 0 failed/, then: async () => void child.kill('SIGINT') },
   ];
-  let step = 0;
-  const seen: string[] = [];
-  for await (const line of createInterface({ input: child.stdout })) {
-    seen.push(line);
-    if (step < steps.length && steps[step]!.until.test(line)) await steps[step++]!.then();
-  }
+  const { seen, taken: step } = await stepThroughLines(child.stdout, steps);
   const [code] = await exited;
   t.equal(step, steps.length, `every step was seen:\n${seen.join('\n')}`);
   t.equal(code, 0, "Ctrl-C stops it; the exit code is the last run's");

@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { WfxClient } from '../../src/client/client.js';
 import { main } from '../../src/cli/main.js';
@@ -296,4 +297,27 @@ export async function callDaemon(
     signal: AbortSignal.timeout(30_000),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** A step of a process's output: once a line matches `until`, `then` runs (a file to change, a signal to send). */
+export interface LineStep {
+  readonly until: RegExp;
+  readonly then: () => Promise<unknown>;
+}
+
+/**
+ * Reads `input` line by line to its end, taking `steps` in order as the lines they wait for come:
+ * every line seen, and how many steps were taken (all of them, when the output went as expected).
+ */
+export async function stepThroughLines(
+  input: Readable,
+  steps: readonly LineStep[],
+): Promise<{ seen: string[]; taken: number }> {
+  const seen: string[] = [];
+  let taken = 0;
+  for await (const line of createInterface({ input })) {
+    seen.push(line);
+    if (taken < steps.length && steps[taken]!.until.test(line)) await steps[taken++]!.then();
+  }
+  return { seen, taken };
 }
