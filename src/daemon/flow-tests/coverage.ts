@@ -1,43 +1,45 @@
 /**
  * Which parts of a flow its tests took (`wfx test --coverage`): every node reached, and every
- * branch taken or not: each ifElse's then and else, each gateway branch and default, each
- * errorFlow and timeoutFlow, each loop entered and skipped (a boundary event is a node: reached
- * when it fired). Read from the executions a case ended with, their node instances and the
+ * branch taken or not (shared/flow/coverage-items.ts; a boundary event is a node: reached when
+ * it fired). Read from the executions a case ended with, their node instances and the
  * lines gateways log (engine/nodes/gateways.ts, tookOf), so any ended execution can be read
  * the same way. Nested bodies (loops, embedded subprocesses) count as parts of their flow.
  */
 import { STATUS } from '../../shared/api/index.js';
+import { branchPart, coverageItems, coverageKey, type CoverageItem } from '../../shared/flow/coverage-items.js';
 import type { FlowDefinition, FlowNode } from '../../shared/flow/types.js';
+import { flowHash } from '../flows/flow-hash.js';
 import { tookOf } from '../engine/nodes/gateways.js';
 import { logEntries } from '../state/log-line.js';
 import type { Execution } from '../state/state.js';
 
-/** One part of a flow to cover. */
-export interface CoverageItem {
-  /** The node it belongs to, with the path of the bodies it is in (`loop/inner`). */
-  readonly node: string;
-  /** `node`, or which branch: `then`, `else`, `branch 2`, `default`, `errorFlow`, `timeoutFlow`, `loop entered`, `loop skipped`. */
-  readonly part: string;
-  /** Where it goes, for a branch. */
-  readonly to?: string;
+/** A part of the flow, with whether the executions recorded took it. */
+export interface CoveredItem extends CoverageItem {
   covered: boolean;
 }
 
 /** A flow's coverage: its items, marked as the executions recorded took them. */
 export class FlowCoverage {
-  /** Items by `node|part`. */
-  private readonly items = new Map<string, CoverageItem>();
+  /** Items by coverageKey. */
+  private readonly items = new Map<string, CoveredItem>();
+
+  /** The flow's processId, and the hash it is published under (flows/flow-hash.ts). */
+  readonly processId: string;
+  readonly hash: string;
 
   constructor(
     /** The flow file, as reports show it. */
     readonly file: string,
     definition: FlowDefinition,
   ) {
-    this.enumerate(definition.nodes, '');
+    this.processId = definition.processId;
+    this.hash = flowHash(definition);
+    for (const item of coverageItems(definition.nodes))
+      this.items.set(coverageKey(item.node, item.part), { ...item, covered: false });
   }
 
   /** The items in the flow's order. */
-  list(): CoverageItem[] {
+  list(): CoveredItem[] {
     return [...this.items.values()];
   }
 
@@ -80,41 +82,15 @@ export class FlowCoverage {
         else if (def.type === 'exclusiveGateway' || def.type === 'inclusiveGateway') {
           if (took.via === 'default') this.mark(prefix + line.nodeId, 'default');
           const i = def.branches?.findIndex((b) => b.condition === took.via && b.next === took.to) ?? -1;
-          if (i >= 0) this.mark(prefix + line.nodeId, `branch ${i + 1}`);
+          if (i >= 0) this.mark(prefix + line.nodeId, branchPart('branch', ['branches', i, 'next'])!);
         }
       }
     }
   }
 
   private mark(node: string, part: string): void {
-    const item = this.items.get(`${node}|${part}`);
+    const item = this.items.get(coverageKey(node, part));
     if (item !== undefined) item.covered = true;
-  }
-
-  private add(node: string, part: string, to?: string): void {
-    this.items.set(`${node}|${part}`, { node, part, ...(to !== undefined && { to }), covered: false });
-  }
-
-  private enumerate(nodes: Readonly<Record<string, FlowNode>>, prefix: string): void {
-    for (const [id, def] of Object.entries(nodes)) {
-      const node = prefix + id;
-      this.add(node, 'node');
-      if (def.type === 'ifElse') {
-        this.add(node, 'then', def.then);
-        this.add(node, 'else', def.else);
-      } else if (def.type === 'exclusiveGateway' || def.type === 'inclusiveGateway') {
-        def.branches?.forEach((b, i) => this.add(node, `branch ${i + 1}`, b.next));
-        if (def.default !== undefined) this.add(node, 'default', def.default);
-      }
-      if (def.errorFlow !== undefined) this.add(node, 'errorFlow', def.errorFlow);
-      if ('timeoutFlow' in def && def.timeoutFlow !== undefined) this.add(node, 'timeoutFlow', def.timeoutFlow);
-      if (def.type === 'loopNode') {
-        this.add(node, 'loop entered');
-        this.add(node, 'loop skipped');
-      }
-      if ((def.type === 'loopNode' || def.type === 'subProcess') && def.nodes !== undefined)
-        this.enumerate(def.nodes, `${node}/`);
-    }
   }
 }
 

@@ -18,13 +18,25 @@ import { CASE_EPOCH, runCase } from './run-case.js';
 import { totalCoverage, type FileRun, type FlowCoverageRun, type TestRun } from './report.js';
 import { readTestFile, type TestFileProblem } from './test-file.js';
 
-export { report, REPORTERS, totals, totalCoverage, problemLine, type Reporter, type TestRun } from './report.js';
+export {
+  report,
+  REPORTERS,
+  totals,
+  totalCoverage,
+  problemLine,
+  type Reporter,
+  type TestRun,
+  type FlowCoverageRun,
+} from './report.js';
 
 /** What the run found of a flow's coverage (TestRun.coverage). */
-function coverageOf(c: FlowCoverage): FlowCoverageRun {
+function coverageOf(c: FlowCoverage, cases: FlowCoverageRun['cases']): FlowCoverageRun {
   const { nodes, branches } = c.counts();
   return {
     flow: c.file,
+    processId: c.processId,
+    hash: c.hash,
+    cases,
     nodes,
     branches,
     percent: percent(nodes[0] + branches[0], nodes[1] + branches[1]),
@@ -34,6 +46,10 @@ function coverageOf(c: FlowCoverage): FlowCoverageRun {
       .map((i) =>
         i.part === 'node' ? `${i.node} not reached` : `${i.node} ${i.part}${i.to ? ` → ${i.to}` : ''} not taken`,
       ),
+    covered: c
+      .list()
+      .filter((i) => i.covered)
+      .map((i) => ({ node: i.node, part: i.part })),
   };
 }
 
@@ -124,8 +140,8 @@ export async function runFlowTests(options: FlowTestOptions): Promise<TestRun> {
   const shown = (path: string) => relative(cwd, path) || path;
   const files: FileRun[] = [];
   const problems: TestFileProblem[] = [];
-  /** Coverage by flow file: one per flow, whichever test files test it. */
-  const coverage = new Map<string, FlowCoverage>();
+  /** Coverage by flow file: one per flow, whichever test files test it, with its cases' outcomes. */
+  const coverage = new Map<string, { of: FlowCoverage; passed: number; failed: number }>();
   let scripts: ScriptRunner | null = null;
   try {
     for (const path of await findTestFiles(options.paths, cwd)) {
@@ -170,7 +186,7 @@ export async function runFlowTests(options: FlowTestOptions): Promise<TestRun> {
       if (cases.length === 0) continue; // --grep left none of its cases
       let covered = coverage.get(flowPath);
       if (options.coverage === true && covered === undefined)
-        coverage.set(flowPath, (covered = new FlowCoverage(shown(flowPath), flow.flow)));
+        coverage.set(flowPath, (covered = { of: new FlowCoverage(shown(flowPath), flow.flow), passed: 0, failed: 0 }));
       const results = [];
       for (const c of cases)
         results.push(
@@ -180,9 +196,14 @@ export async function runFlowTests(options: FlowTestOptions): Promise<TestRun> {
             domains,
             scripts: () => (scripts ??= createScriptRunner()),
             allowNetwork: options.allowNetwork === true,
-            ...(covered !== undefined && { coverage: covered }),
+            ...(covered !== undefined && { coverage: covered.of }),
           }),
         );
+      if (covered !== undefined)
+        for (const r of results) {
+          if (r.ok) covered.passed++;
+          else covered.failed++;
+        }
       files.push({ file, flow: shown(flowPath), cases: results });
     }
   } finally {
@@ -192,6 +213,8 @@ export async function runFlowTests(options: FlowTestOptions): Promise<TestRun> {
     files,
     problems,
     ms: performance.now() - began,
-    ...(options.coverage === true && { coverage: [...coverage.values()].map(coverageOf) }),
+    ...(options.coverage === true && {
+      coverage: [...coverage.values()].map((c) => coverageOf(c.of, { passed: c.passed, failed: c.failed })),
+    }),
   };
 }

@@ -16,12 +16,19 @@ export interface FileRun {
 /** What a run took of one flow (`--coverage`): covered and total, nodes and branches apart. */
 export interface FlowCoverageRun {
   readonly flow: string;
+  /** The flow's processId, and the hash its definition is published under (flows/flow-hash.ts). */
+  readonly processId: string;
+  readonly hash: string;
+  /** The cases that ran on it, passed and failed. */
+  readonly cases: { readonly passed: number; readonly failed: number };
   readonly nodes: readonly [number, number];
   readonly branches: readonly [number, number];
   /** Nodes and branches together. */
   readonly percent: number;
   /** What no case took, in the flow's order: `decide then → ask not taken`. */
   readonly missed: readonly string[];
+  /** What the cases took (coverage-items.ts names them), as the console draws it. */
+  readonly covered: readonly { readonly node: string; readonly part: string }[];
 }
 
 /** A whole run: the files whose cases ran, and the problems of those that could not. */

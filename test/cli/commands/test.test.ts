@@ -349,15 +349,33 @@ t.test('--coverage counts the nodes reached and branches taken, and names what n
     ].join('\n'),
   );
   const json = await wfxIn(['test', '--coverage', '--reporter', 'json'], { cwd });
-  t.same((JSON.parse(json.stdout) as { coverage: unknown }).coverage, [
-    {
-      flow: 'route.yaml',
-      nodes: [8, 9],
-      branches: [4, 5],
-      percent: (12 * 100) / 14,
-      missed: ['kind branch 2 → b not taken', 'b not reached'],
-    },
-  ]);
+  const [measured, ...more] = (JSON.parse(json.stdout) as { coverage: Array<Record<string, unknown>> }).coverage;
+  t.same(more, []);
+  const { hash, ...rest } = measured!;
+  t.match(hash, /^[0-9a-f]{64}$/, 'the hash the definition is published under');
+  t.same(rest, {
+    flow: 'route.yaml',
+    processId: '5c3a2b74-8c62-4d1f-9f4e-7e2a913c4d5e',
+    cases: { passed: 2, failed: 0 },
+    nodes: [8, 9],
+    branches: [4, 5],
+    percent: (12 * 100) / 14,
+    missed: ['kind branch 2 → b not taken', 'b not reached'],
+    covered: [
+      { node: 'start', part: 'node' },
+      { node: 'kind', part: 'node' },
+      { node: 'kind', part: 'branch 1' },
+      { node: 'kind', part: 'default' },
+      { node: 'a', part: 'node' },
+      { node: 'other', part: 'node' },
+      { node: 'each', part: 'node' },
+      { node: 'each', part: 'loop entered' },
+      { node: 'each', part: 'loop skipped' },
+      { node: 'each/s', part: 'node' },
+      { node: 'each/e', part: 'node' },
+      { node: 'end', part: 'node' },
+    ],
+  });
 
   const under = await wfxIn(['test', '--coverage-min', '90'], { cwd });
   t.equal(under.code, 1, 'under --coverage-min: exit 1, every case passing');
