@@ -1,10 +1,10 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { once } from 'node:events';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t from 'tap';
-import { spawnWfx, stepThroughLines, wfxIn, type CliResult } from '../helpers/cli.js';
+import { callDaemon, spawnWfx, stepThroughLines, wfxIn, type CliResult } from '../helpers/cli.js';
 
 const flow = (name: string) => `processId: 2b3c4d5e-6f70-4a81-9b2c-3d4e5f607182
 name: ${name}
@@ -90,14 +90,34 @@ nodes:
   });
   const child = spawnWfx(t, ['dev', '--port', '0', '--test'], { cwd });
   const exited = once(child, 'exit');
+  // Each run's coverage is kept by the daemon for the version it ran, for the console to draw.
+  let url = '';
+  const coverage: unknown[] = [];
+  const readCoverage = async () => {
+    const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+    const read = await callDaemon(url, key, 'GET', '/admin/flows/1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5e/coverage');
+    coverage.push((read.body.items as Array<{ version: string; cases: unknown }>).map((c) => [c.version, c.cases]));
+  };
   const steps = [
-    { until: /published to DEVELOPMENT on change, tests run/, then: async () => undefined },
+    {
+      until: /published to DEVELOPMENT on change, tests run/,
+      then: async (line: string) => void (url = /daemon on (http:\/\/\S+);/.exec(line)?.[1] ?? ''),
+    },
     {
       until: /^1 passed, 0 failed \(1 case in 1 file/,
-      then: () => writeFile(join(cwd, 'flows', 'greet.yaml'), greet('howdy')),
+      then: async () => {
+        await readCoverage();
+        await writeFile(join(cwd, 'flows', 'greet.yaml'), greet('howdy'));
+      },
     },
     { until: /published "Greet" \(version 2\) to DEVELOPMENT/, then: async () => undefined },
-    { until: /^0 passed, 1 failed \(1 case in 1 file/, then: async () => void child.kill('SIGINT') },
+    {
+      until: /^0 passed, 1 failed \(1 case in 1 file/,
+      then: async () => {
+        await readCoverage();
+        child.kill('SIGINT');
+      },
+    },
   ];
   const { seen, taken: step } = await stepThroughLines(child.stdout, steps);
   const [code] = await exited;
@@ -110,5 +130,16 @@ nodes:
   t.notOk(
     seen.some((l) => /greet\.test\.yaml.*(problem|invalid|SCHEMA)/i.test(l)),
     'the test file is not published as a flow',
+  );
+  t.same(
+    coverage,
+    [
+      [['1', { passed: 1, failed: 0 }]],
+      [
+        ['2', { passed: 0, failed: 1 }],
+        ['1', { passed: 1, failed: 0 }],
+      ],
+    ],
+    "each run's coverage kept for the version it ran, newest first",
   );
 });

@@ -302,7 +302,8 @@ export async function callDaemon(
 /** A step of a process's output: once a line matches `until`, `then` runs (a file to change, a signal to send). */
 export interface LineStep {
   readonly until: RegExp;
-  readonly then: () => Promise<unknown>;
+  /** Called with the line that ended the wait. */
+  readonly then: (line: string) => Promise<unknown>;
 }
 
 /**
@@ -317,7 +318,7 @@ export async function stepThroughLines(
   let taken = 0;
   for await (const line of createInterface({ input })) {
     seen.push(line);
-    if (taken < steps.length && steps[taken]!.until.test(line)) await steps[taken++]!.then();
+    if (taken < steps.length && steps[taken]!.until.test(line)) await steps[taken++]!.then(line);
   }
   return { seen, taken };
 }

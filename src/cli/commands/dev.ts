@@ -2,7 +2,7 @@ import { oidcOptions } from '../oidc-options.js';
 import { tracingOptions } from '../tracing-options.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { launchDaemon } from '../../daemon/process/launcher.js';
+import { launchDaemon, type RunningDaemon } from '../../daemon/process/launcher.js';
 import { isFlowFile } from '../../shared/flow/files.js';
 import type { CliContext } from '../context.js';
 import {
@@ -55,7 +55,7 @@ export function registerDev(program: Command, ctx: CliContext): void {
         // A save can come as several writes: publish once the file has been still for a moment.
         awaitWriteFinish: { stabilityThreshold: 150, pollInterval: 50 },
       });
-      const tests = opts.test === true ? flowTestRunner(ctx, flowsDir) : null;
+      const tests = opts.test === true ? flowTestRunner(ctx, flowsDir, running.coverage) : null;
       const publish = (file: string) => {
         if (isFlowFile(file)) void running.publishFile(file, 'DEVELOPMENT').then(() => tests?.run());
         else if (/\.test\.ya?ml$/i.test(file)) tests?.run();
@@ -82,16 +82,36 @@ export function registerDev(program: Command, ctx: CliContext): void {
 
 /**
  * `wfx dev --test`: the flow tests of the flows directory, run in this process (wfx test) each
- * time `run` is called, one run at a time (calls during a run make one more after it).
+ * time `run` is called, one run at a time (calls during a run make one more after it). Each
+ * flow's coverage goes to the daemon's board, for its console to draw on the version published
+ * from the file (none when the file is not published: it did not validate).
  */
-function flowTestRunner(ctx: CliContext, flowsDir: string): { run(): void; idle(): Promise<void> } {
+function flowTestRunner(
+  ctx: CliContext,
+  flowsDir: string,
+  board: RunningDaemon['coverage'],
+): { run(): void; idle(): Promise<void> } {
   let running: Promise<void> | null = null;
   let again = false;
   const once = async (): Promise<void> => {
     const { runFlowTests, report } = await import('../../daemon/flow-tests/entry.js');
-    const run = await runFlowTests({ paths: [flowsDir], cwd: ctx.cwd });
+    const run = await runFlowTests({ paths: [flowsDir], cwd: ctx.cwd, coverage: true });
     if (run.files.length === 0 && run.problems.length === 0) return;
-    ctx.stdout.write(`wfx dev: tests\n${report(run, 'spec')}`);
+    const now = new Date();
+    for (const c of run.coverage ?? []) {
+      try {
+        board.save(
+          'default',
+          c.processId,
+          { hash: c.hash, file: c.flow, cases: c.cases, covered: [...c.covered] },
+          now,
+        );
+      } catch {
+        // Not published (the file did not validate, or another organization's processId): nothing to draw on.
+      }
+    }
+    // The spec report without the coverage lines: the console's flow page draws them.
+    ctx.stdout.write(`wfx dev: tests\n${report({ ...run, coverage: undefined }, 'spec')}`);
   };
   return {
     run(): void {

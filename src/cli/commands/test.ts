@@ -1,7 +1,11 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { WfxError } from '../../shared/errors.js';
+import type { WfxClient } from '../../client/client.js';
+import type { FlowCoverageRun } from '../../daemon/flow-tests/entry.js';
+import { errorMessage, isWfxError, WfxError } from '../../shared/errors.js';
+import { clientFor } from '../api.js';
+import { exitCodeFor } from '../exit-codes.js';
 import type { CliContext } from '../context.js';
 import { registerTestRecord } from './test-record.js';
 import { testFileSchema } from '../../shared/flow/test-file-schema.js';
@@ -22,17 +26,22 @@ export function registerTest(program: Command, ctx: CliContext): void {
     .option('--allow-network', 'let serviceTasks without a mock call the network')
     .option('--coverage', "report each flow's nodes reached and branches taken, and what no case took")
     .option('--coverage-min <pct>', 'fail (exit 1) when the coverage of all flows together is under this percentage')
+    .option(
+      '--send-coverage',
+      "send each flow's coverage to the daemon, whose console draws it on the version's diagram (implies --coverage)",
+    )
     .addHelpText(
       'after',
       "\nExit codes: 0 every case passed, 1 a case failed, 2 a test file or its flow is invalid (with --watch: the last run's).\n" +
         '\nExamples:\n  $ wfx test\n  $ wfx test flows/order.test.yaml --grep "big orders"\n  $ wfx test --coverage --coverage-min 80\n  $ wfx test --reporter junit --output report.xml',
     )
     .option('--watch', 'run again whenever a test file or flow file under the paths changes (Ctrl-C stops)')
-    .action(async (paths: string[], opts: TestOptions) => {
+    .action(async (paths: string[], opts: TestOptions, cmd: Command) => {
       const min = opts.coverageMin === undefined ? undefined : Number(opts.coverageMin);
       if (min !== undefined && !(min >= 0 && min <= 100))
         throw new WfxError('USAGE_ERROR', `--coverage-min takes a percentage from 0 to 100, not "${opts.coverageMin}"`);
-      const once = () => runOnce(ctx, paths, opts, min);
+      const send = opts.sendCoverage === true ? async () => clientFor(ctx, cmd) : null;
+      const once = () => runOnce(ctx, paths, opts, min, send);
       await once();
       if (opts.watch === true) await watchAndRun(ctx, paths, once);
     });
@@ -56,11 +65,18 @@ interface TestOptions {
   allowNetwork?: boolean;
   coverage?: boolean;
   coverageMin?: string;
+  sendCoverage?: boolean;
   watch?: boolean;
 }
 
 /** One run of the flow tests `paths` name: its report written, the exit code set. */
-async function runOnce(ctx: CliContext, paths: string[], opts: TestOptions, min: number | undefined): Promise<void> {
+async function runOnce(
+  ctx: CliContext,
+  paths: string[],
+  opts: TestOptions,
+  min: number | undefined,
+  send: (() => Promise<WfxClient>) | null,
+): Promise<void> {
   // Loaded here: the engine's step and its sandbox are for this command alone.
   const { runFlowTests, report, exitCodeOf, totals, totalCoverage } = await import('../../daemon/flow-tests/entry.js');
   const run = await runFlowTests({
@@ -68,7 +84,7 @@ async function runOnce(ctx: CliContext, paths: string[], opts: TestOptions, min:
     cwd: ctx.cwd,
     ...(opts.grep !== undefined && { grep: opts.grep }),
     ...(opts.allowNetwork === true && { allowNetwork: true }),
-    ...((opts.coverage === true || min !== undefined) && { coverage: true }),
+    ...((opts.coverage === true || min !== undefined || send !== null) && { coverage: true }),
   });
   const text = report(run, opts.reporter);
   if (opts.output === undefined) ctx.stdout.write(text);
@@ -92,6 +108,46 @@ async function runOnce(ctx: CliContext, paths: string[], opts: TestOptions, min:
     ctx.stderr.write(
       `COVERAGE_TOO_LOW: the flows' coverage is ${totalCoverage(run).toFixed(1)}%, under --coverage-min ${min}\n`,
     );
+  if (send !== null) await sendCoverage(ctx, run.coverage ?? [], send);
+}
+
+/**
+ * `--send-coverage`: each flow's coverage to the daemon, kept for the version published with the
+ * definition the tests ran. One that is not kept is said on stderr with its code, and a run that
+ * passed then exits as that code says (5: no daemon to send to).
+ */
+async function sendCoverage(
+  ctx: CliContext,
+  coverage: readonly FlowCoverageRun[],
+  connect: () => Promise<WfxClient>,
+): Promise<void> {
+  const refused = (flow: string, err: unknown) => {
+    const code = isWfxError(err) ? err.code : 'INTERNAL_ERROR';
+    ctx.stderr.write(`coverage of ${flow} not sent: ${code}: ${errorMessage(err)}\n`);
+    if (ctx.exitCode === 0) ctx.exitCode = exitCodeFor(code);
+  };
+  let client: WfxClient;
+  try {
+    client = await connect();
+  } catch (err) {
+    for (const c of coverage) refused(c.flow, err);
+    return;
+  }
+  for (const c of coverage) {
+    try {
+      const kept = await client.flows.sendCoverage(c.processId, {
+        hash: c.hash,
+        file: c.flow,
+        cases: c.cases,
+        covered: [...c.covered],
+      });
+      ctx.stderr.write(
+        `coverage of ${c.flow} sent: drawn on version ${kept.version} of ${c.processId} in the console\n`,
+      );
+    } catch (err) {
+      refused(c.flow, err);
+    }
+  }
 }
 
 /**

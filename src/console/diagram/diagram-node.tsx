@@ -129,10 +129,14 @@ function MarkBadge({ text, x, y }: { readonly text: string; readonly x: number; 
   );
 }
 
-/** A node's accessible name with a page's mark: what it shows first (name, then the mark's line), then its type and the mark's words. */
-function markedLabel(node: ModelNode, mark: NodeMark): string {
-  const shown = mark.line === '' ? [node.name] : [node.name, mark.line];
-  return [...shown, node.type, mark.words, ...node.boundaries.map((b) => boundaryLabel(b, false))].join(', ');
+/**
+ * A node's accessible name with a page's mark: what it shows first (name, then the mark's line;
+ * an opened container, its title line), then its type and the mark's words.
+ */
+function markedLabel(node: ModelNode, mark: NodeMark, open: boolean): string {
+  const shown = open ? [node.name, openedLine(node)] : mark.line === '' ? [node.name] : [node.name, mark.line];
+  const line = open && mark.line !== '' ? [mark.line] : [];
+  return [...shown, node.type, ...line, mark.words, ...node.boundaries.map((b) => boundaryLabel(b, false))].join(', ');
 }
 
 /** A node of the diagram and its boundary events. */
@@ -161,7 +165,9 @@ export function DiagramNode({ placed, scopeKey, hasRun, mark = null, selected, o
         class={classes}
         transform={`translate(${cx} ${cy})`}
         {...asButton(() => onSelect(node.id))}
-        aria-label={mark ? markedLabel(node, mark) : nodeLabel(node, hasRun, placed.body !== null)}
+        aria-label={
+          mark ? markedLabel(node, mark, placed.body !== null) : nodeLabel(node, hasRun, placed.body !== null)
+        }
         aria-pressed={selected === node.id}
         data-node-path={`${scopeKey}${node.id}`}
       >

@@ -28,12 +28,16 @@ export function samePath(a: NodePath | null, b: NodePath | null): boolean {
   );
 }
 
-/** What a page draws over the diagram instead of one run's states (two runs compared): marks on the top-level nodes and edges, its own legend. */
+/**
+ * What a page draws over the diagram instead of one run's states (two runs compared, a test
+ * run's coverage): marks on nodes and edges, its own legend. `scope`: the containers around the
+ * node or edge, outermost first ([] at the top).
+ */
 export interface DiagramOverlay {
-  /** A top-level node's mark; null: none. */
-  readonly node: (id: string) => NodeMark | null;
-  /** Class names added to a top-level edge. */
-  readonly edgeClass: (edge: ModelEdge) => string;
+  /** A node's mark; null: none. */
+  readonly node: (id: string, scope: readonly string[]) => NodeMark | null;
+  /** Class names added to an edge. */
+  readonly edgeClass: (edge: ModelEdge, scope: readonly string[]) => string;
   readonly legend: ComponentChildren;
 }
 
@@ -73,7 +77,7 @@ function LayoutView(props: {
   readonly diagram: Props;
 }) {
   const { layout, offset, scope, markers, diagram } = props;
-  const overlay = scope.length === 0 ? diagram.overlay : undefined;
+  const overlay = diagram.overlay;
   const selectedHere =
     diagram.selected &&
     diagram.selected.scope.length === scope.length &&
@@ -99,7 +103,7 @@ function LayoutView(props: {
         {layout.edges.map((e, i) => (
           <g
             key={i}
-            class={`dedge kind-${e.edge.kind} ${e.edge.taken ? 'taken' : ''}${overlay ? ` ${overlay.edgeClass(e.edge)}` : ''}`}
+            class={`dedge kind-${e.edge.kind} ${e.edge.taken ? 'taken' : ''}${overlay ? ` ${overlay.edgeClass(e.edge, scope)}` : ''}`}
           >
             <path d={edgePath(e.points)} marker-end={`url(#${markers}-${e.edge.taken ? 'taken' : 'plain'})`} />
             {e.label && (
@@ -125,7 +129,7 @@ function LayoutView(props: {
             placed={n}
             scopeKey={scope.map((s) => `${s}.`).join('')}
             hasRun={diagram.hasRun}
-            mark={overlay?.node(n.node.id) ?? null}
+            mark={overlay?.node(n.node.id, scope) ?? null}
             selected={selectedHere}
             onSelect={(id) => diagram.onSelect({ scope, id })}
             onToggle={(id) => diagram.onToggle({ scope, id })}

@@ -5,6 +5,7 @@
  * the diagram lays it out (layout.ts) and draws it (diagram.tsx).
  */
 import type { InstanceView, NodeView } from '../../shared/api/process.js';
+import { branchPart } from '../../shared/flow/coverage-items.js';
 import { edgesOf, type EdgeKind } from '../../shared/flow/graph.js';
 import type { BoundaryEventNode, FlowNode } from '../../shared/flow/types.js';
 import { nodeState, type NodeState } from '../model/states.js';
@@ -58,6 +59,8 @@ export interface ModelEdge {
   readonly label: string | null;
   /** The execution went along it. */
   readonly taken: boolean;
+  /** Which branch of `from` it is, as test coverage names it (`then`, `branch 2`, `errorFlow`); null for a plain next and a boundary event's. */
+  readonly branch: string | null;
 }
 
 /** A graph: the nodes of one node map (a flow's, or a body's) and the edges between them. */
@@ -202,6 +205,7 @@ export function buildGraph(
         label:
           attached && e.kind === 'next' ? boundaryLabel(node as BoundaryEventNode) : edgeLabel(node, e.kind, e.path),
         taken: taken(e.kind, instancesOf(id), instancesOf(e.to)),
+        branch: attached ? null : branchPart(e.kind, e.path),
       });
     }
     if (attached) continue;

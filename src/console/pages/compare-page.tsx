@@ -141,8 +141,11 @@ function ComparisonView(props: {
     if (!comparison) return undefined;
     const sides = new Map<ModelEdge, Side | null>(comparison.graph.edges.map((e, i) => [e, comparison.edgeSides[i]!]));
     return {
-      node: (id) => nodeMark(comparison.nodeSides.get(id) ?? null, comparison.divergence?.nodeId === id),
-      edgeClass: (e) => {
+      // The runs' bodies are not compared: their nodes and edges go unmarked.
+      node: (id, scope) =>
+        scope.length > 0 ? null : nodeMark(comparison.nodeSides.get(id) ?? null, comparison.divergence?.nodeId === id),
+      edgeClass: (e, scope) => {
+        if (scope.length > 0) return '';
         const side = sides.get(e);
         return side ? `cmp-edge-${side}` : '';
       },

@@ -1,21 +1,28 @@
 /*
  * /flows/:processId — one flow: its versions (which is active where), the chosen version's
  * diagram (the execution page's, without an execution) and its source. `?version=N` chooses the
- * version (default: the newest); `?node=` opens a node's panel.
+ * version (default: the newest); `?node=` opens a node's panel. The version's last test coverage,
+ * when one was sent, is drawn over the diagram (components/coverage-panel.tsx).
  */
 import { useRoute } from 'preact-iso/router';
 import { useMemo, useState } from 'preact/hooks';
 import { calls } from '../../shared/api/calls/index.js';
+import { CoveragePanel, coverageOverlay } from '../components/coverage-panel.js';
 import { NodePanel } from '../components/node-panel.js';
 import { Diagram } from '../diagram/diagram.js';
 import { buildGraph } from '../diagram/graph-model.js';
 import { useApi } from '../hooks/use-api.js';
+import { useEvery } from '../hooks/use-every.js';
 import { useNodeSelection } from '../hooks/use-node-selection.js';
 import { useMay } from '../hooks/use-session.js';
 import { useTitle } from '../hooks/use-title.js';
+import { coverageModel } from '../model/coverage.js';
 import { formatTime, jsonText } from '../model/format.js';
 import { openedBodies, openPath, toggleOpen, type OpenState } from '../model/open-state.js';
 import { locate } from './execution-view.js';
+
+/** How often the version's test coverage is read again. */
+const COVERAGE_READ_MS = 5000;
 
 /** The flow page. */
 export default function FlowPage() {
@@ -32,6 +39,16 @@ export default function FlowPage() {
     [flow.data, opened],
   );
   useTitle(flow.data ? `${flow.data.name} v${flow.data.version}` : processId);
+  // The shown version's last test coverage, read again as a test run (wfx dev --test) may send another.
+  const coverage = useApi(flow.data ? calls.flows.coverage(processId, flow.data.version) : null);
+  useEvery(COVERAGE_READ_MS, coverage.reload);
+  const [drawCoverage, setDrawCoverage] = useState(true);
+  const covered = flow.data && coverage.data?.items[0]?.version === flow.data.version ? coverage.data.items[0] : null;
+  const model = useMemo(
+    () => (flow.data && covered ? coverageModel(flow.data.definition.nodes, covered) : null),
+    [flow.data, covered],
+  );
+  const overlay = useMemo(() => (model && drawCoverage ? coverageOverlay(model) : undefined), [model, drawCoverage]);
 
   if (flow.error && !flow.data)
     return (
@@ -72,12 +89,25 @@ export default function FlowPage() {
             selected={selected}
             onSelect={(p) => select(p)}
             onToggle={(p) => setOpen((o) => toggleOpen(o, p.scope, p.id))}
+            {...(overlay && { overlay })}
           />
         </section>
         <div class="side">
           {located && (
             <NodePanel target={located.target} graph={located.graph} run={null} log={null} onClose={closePanel} />
           )}
+          <CoveragePanel
+            version={f.version}
+            nodes={f.definition.nodes}
+            view={covered}
+            model={model}
+            drawn={drawCoverage}
+            onDrawn={setDrawCoverage}
+            onSelect={(p) => {
+              setOpen((o) => openPath(o, p.scope));
+              select(p);
+            }}
+          />
           <section class="panel" aria-labelledby="versions-title">
             <h2 id="versions-title">Versions</h2>
             <ul class="versions">

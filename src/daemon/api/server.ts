@@ -2,7 +2,7 @@ import { TRACER } from '../observe/tracing.js';
 import { traceRequests } from './request-spans.js';
 import { Readable } from 'node:stream';
 import swagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import { FastifySSEPlugin } from 'fastify-sse-v2';
 import { ErrorAnswer, type ErrorBody } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
@@ -13,8 +13,8 @@ import {
   jsonDepthExcess,
 } from '../../shared/json-shape.js';
 import { VERSION } from '../../shared/version.js';
-import { installAuth, type AccessLogEntry, type BearerVerifier } from './auth.js';
-import { DEFAULT_HEADERS_TIMEOUT_MS, limitConnections, serverTimeouts, type ConnectionLimits } from './connections.js';
+import { installAuth } from './auth.js';
+import { DEFAULT_HEADERS_TIMEOUT_MS, limitConnections, serverTimeouts } from './connections.js';
 import { answerClientError, toErrorAnswer } from './error-answer.js';
 import { refuseUnmetExpectations } from './expectations.js';
 import { endSilentConnectionsOnClose } from './silent-connections.js';
@@ -22,6 +22,7 @@ import { lazyChildLogger } from './request-logger.js';
 import { CompileQueue, serializerFactory, validatorCompilers } from './route-compilers.js';
 import { RateLimiter, SharedRateLimiter } from './rate-limit.js';
 import { adminRoutes } from './routes/admin.js';
+import { flowCoverageRoutes } from './routes/flow-coverage.js';
 import { metaRoutes } from './routes/meta.js';
 import { processRoutes } from './routes/process.js';
 import { recoveryRoutes } from './routes/repair.js';
@@ -34,40 +35,27 @@ import { memoryRoutes } from './routes/memory.js';
 import { jobRoutes } from './routes/jobs.js';
 import { domainRoutes } from './routes/domains.js';
 import { JobBoard } from '../jobs/board.js';
-import type { AiRunner } from '../ai/types.js';
 import { triggerRoutes } from './routes/triggers.js';
 import { backupRoutes } from './routes/backup.js';
 import { clusterRoutes } from './routes/cluster.js';
 import { fileRoutes } from './routes/files.js';
-import type { FileStore } from '../files/file-store.js';
-import type { BackupReport } from '../ops/backup.js';
 import { webhookRoutes } from './routes/webhooks.js';
-import type { TriggerHealth } from '../triggers/health.js';
-import type { EmailConnectionState } from '../../shared/api/index.js';
-import type { HistoryDamageReport } from '../store/history-store.js';
-import type { ClusterDaemon, StoreHealth } from '../../shared/api/index.js';
 import { StreamHub } from './streams.js';
-import type { Engine } from '../engine/engine.js';
-import type { WfxRecord } from '../state/records.js';
-import type { WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
-import type { WebhookReceiver } from '../triggers/webhooks.js';
-import type { SharedServing } from './cluster-port.js';
-import { inlineFlowChecker, type FlowChecker } from '../flows/check.js';
+import { inlineFlowChecker } from '../flows/check.js';
+import { CoverageBoard } from '../flows/coverage-board.js';
 import { consoleRoutes } from './console/assets.js';
 import { SignInLinks } from './console/links.js';
-import type { OidcLogin } from './console/oidc-login.js';
 import { sessionAuthenticator } from './console/session-auth.js';
 import { SessionStore } from './console/sessions.js';
 import { signInRoutes } from './console/signin-routes.js';
-import { metricsRoute, timeRoutes, type MetricsAccess } from './metrics-route.js';
-import type { DaemonMetrics } from '../observe/metrics.js';
+import { metricsRoute, timeRoutes } from './metrics-route.js';
 import { installAudit } from './audit-recorder.js';
 import { installDurableReplies } from './durable-reply.js';
 import { auditRoutes } from './routes/audit.js';
-import type { AuditTrail } from '../store/audit-trail.js';
 import { Catalogue } from '../catalogue/catalogue.js';
 import { nameOperations, openApiDocument } from './operation-ids.js';
+import type { ServerOptions } from './server-options.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -83,59 +71,7 @@ declare module 'fastify' {
 /** Body of every error answer (SPEC.md section 5; the wire's type, shared/api). */
 export type { ErrorBody };
 export { answerClientError, toErrorAnswer };
-
-export interface ServerOptions {
-  readonly store: DurableStore<WfxState, WfxRecord>;
-  readonly engine: Engine;
-  /** The audit trail every change made through the API is recorded in (absent: none recorded, no GET /admin/audit). */
-  readonly audit?: AuditTrail;
-  /** Sharing a database's partitions: requests another daemon serves are passed on to it. */
-  readonly sharing?: SharedServing;
-  /** Webhook deliveries (POST /webhook/receive/{token}). */
-  readonly webhooks: WebhookReceiver;
-  readonly logger?: FastifyBaseLogger;
-  /** Writes the access log (see createDaemonLogger); without it, through `logger`. */
-  readonly accessLog?: (entry: AccessLogEntry) => void;
-  /** Largest accepted request body in bytes (default 1 MiB). */
-  readonly bodyLimit?: number;
-  /** How deep a JSON request body may nest objects and arrays (default DEFAULT_MAX_JSON_DEPTH); deeper is 400 VALIDATION_ERROR. */
-  readonly maxJsonDepth?: number;
-  /** Verifies bearer tokens, when an OIDC issuer is configured. */
-  readonly bearer?: BearerVerifier;
-  /** Seconds between SSE heartbeats (default 15). */
-  readonly heartbeatSeconds?: number;
-  /** The clock (rate limits, key expiry); tests pass their own. */
-  readonly now?: () => Date;
-  /** Health of the schedule and email triggers (GET /admin/triggers); none without those services. */
-  readonly triggerHealth?: () => readonly TriggerHealth[];
-  /** Each email connection's watch (GET /admin/email-connections `state`); absent without it. */
-  readonly emailStates?: (connectionId: string) => EmailConnectionState;
-  /** Damage found in history (GET /health's `history`); left out without it. */
-  readonly historyDamage?: () => HistoryDamageReport;
-  /** GET /health's `store`: what the state is kept in, the lease on it. */
-  readonly storeHealth?: () => StoreHealth;
-  /** Takes a backup of the data directory (POST /admin/backup); the route is absent without it. */
-  readonly backup?: (directory: string) => Promise<BackupReport>;
-  /** The daemons on this daemon's database (GET /admin/cluster); the route is absent without it (the JSON store). */
-  readonly cluster?: () => Promise<ClusterDaemon[]>;
-  /** Carries out model calls (POST /admin/ai-providers/{name}/test); that route answers SERVICE_UNAVAILABLE without it. */
-  readonly ai?: AiRunner;
-  /** The file store (/files); those routes are absent without it. */
-  readonly files?: FileStore;
-  /** Checks flows to publish (the daemon's: off its event loop); without it, in the request's turn. */
-  readonly flowChecker?: FlowChecker;
-  /** Where browsers and webhook senders reach this daemon (`--public-url`): console links, OIDC redirects, webhook URLs; left out, as each request names it. */
-  readonly publicUrl?: string;
-  /**
-   * The console's sessions and sign-in (a store of their own when left out), and where its built
-   * files are (tests; default the build's dist/console/, console/assets.ts).
-   */
-  readonly console?: { readonly sessions?: SessionStore; readonly login?: OidcLogin; readonly dir?: string };
-  /** Timeouts (defaults for those left out) and the cap on connections (none without `maxConnections`). */
-  readonly connections?: Partial<ConnectionLimits>;
-  /** The daemon's metrics (GET /metrics, every route timed) and who besides a system admin reads them; absent: no /metrics. */
-  readonly metrics?: { readonly of: DaemonMetrics; readonly access?: MetricsAccess };
-}
+export type { ServerOptions };
 
 /**
  * Builds the daemon's HTTP app. It does not listen: the daemon calls `listen`, tests call
@@ -334,6 +270,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     // The one writer of what the admin routes change (no route writes the journal itself).
     const catalogue = new Catalogue(options.store, secrets);
     adminRoutes(routes, { store: options.store, catalogue, limiter, flowChecker, secrets, now: options.now });
+    flowCoverageRoutes(routes, { board: options.coverage ?? new CoverageBoard(options.store), now: options.now });
     webhookRoutes(routes, {
       store: options.store,
       catalogue,

@@ -168,6 +168,9 @@ export async function rejoining(
     get engine() {
       return current.engine;
     },
+    get coverage() {
+      return current.coverage;
+    },
     publishFile: (file, environment) => current.publishFile(file, environment),
     rejoin: () => current.rejoin(),
     stopped,

@@ -16,6 +16,7 @@ import { NetworkPolicy } from '../outbound/network-policy.js';
 import { EmailTriggers } from '../triggers/email.js';
 import { Scheduler } from '../triggers/schedules.js';
 import { createFlowCheckPool } from '../flows/check-pool.js';
+import { CoverageBoard } from '../flows/coverage-board.js';
 import { publishFlowFile, type FileOutcome } from '../flows/load-dir.js';
 import { logOutcome, publishFlows } from '../flows/publish-log.js';
 import { RefusedFlowFiles } from '../flows/refused-files.js';
@@ -220,6 +221,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
             bearer,
           )
         : undefined;
+    const coverage = new CoverageBoard(store);
     const connections = connectionLimits(options, readOpenFilesLimit(), (line) => logger.warn(line));
     const app = buildServer({
       store,
@@ -255,6 +257,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
         }),
       files,
       flowChecker,
+      coverage,
       connections,
       metrics: { of: metrics, access: metricsAccess },
     });
@@ -306,6 +309,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       app,
       flowChecker,
       publishFile,
+      coverage,
       refused,
       daemonJson: paths.daemonJson,
     });

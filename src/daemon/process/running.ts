@@ -25,6 +25,7 @@ import type { RecordStore } from '../store/record-store.js';
 import type { EmailTriggers } from '../triggers/email.js';
 import type { Scheduler } from '../triggers/schedules.js';
 import type { WebhookReceiver } from '../triggers/webhooks.js';
+import type { CoverageBoard } from '../flows/coverage-board.js';
 import type { PartitionMoves } from './cluster-port.js';
 import type { DaemonOptions } from './daemon-options.js';
 
@@ -37,6 +38,8 @@ export interface RunningDaemon {
   rejoin(): void;
   /** Validates and publishes one flow file into organization default (wfx dev); logs the outcome. */
   publishFile(file: string, environment: Environment): Promise<FileOutcome>;
+  /** The flows' test coverage its console draws (wfx dev --test keeps each run's here). */
+  readonly coverage: CoverageBoard;
   /** Stops gracefully: stop accepting, finish in-flight requests, checkpoint, release the lock. */
   stop(): Promise<void>;
   /** Settles when the daemon has stopped; rejects with the cause if its store failed. */
@@ -80,6 +83,7 @@ export function serve(parts: {
   app: ReturnType<typeof buildServer>;
   flowChecker: FlowChecker;
   publishFile: RunningDaemon['publishFile'];
+  coverage: CoverageBoard;
   refused: RefusedFlowFiles;
   daemonJson: string;
 }): RunningDaemon {
@@ -181,6 +185,7 @@ export function serve(parts: {
       stopping ??= shutdown(null, why).then(() => settle.reject(why), settle.reject);
     },
     publishFile,
+    coverage: parts.coverage,
     stopped,
     stop: () => {
       stopping ??= shutdown(null).then(settle.resolve, settle.reject);

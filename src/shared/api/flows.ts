@@ -120,3 +120,45 @@ export type StartableFlow = Static<typeof StartableFlow>;
 /** GET /process/list. */
 export const FlowPage = Page(StartableFlow);
 export type FlowPage = Static<typeof FlowPage>;
+
+/** A part of a flow its tests took (shared/flow/coverage-items.ts names them). */
+const CoveredPart = Type.Object(
+  { node: Type.String({ maxLength: 2000 }), part: Type.String({ maxLength: 100 }) },
+  { additionalProperties: false },
+);
+
+/** How many of the cases that ran on the flow passed and failed. */
+const CaseCounts = Type.Object(
+  { passed: Type.Integer({ minimum: 0 }), failed: Type.Integer({ minimum: 0 }) },
+  { additionalProperties: false },
+);
+
+/** Body of POST /admin/flows/{processId}/coverage: what a run of the flow's tests took (`wfx test --send-coverage`). */
+export const CoverageBody = Type.Object(
+  {
+    /** The hash of the definition the tests ran (a published version's: flows/flow-hash.ts). */
+    hash: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'SHA-256 of the canonical JSON of the definition' }),
+    /** The flow file, as the run showed it. */
+    file: Type.String({ maxLength: 1000 }),
+    cases: CaseCounts,
+    covered: Type.Array(CoveredPart, { maxItems: 100_000 }),
+  },
+  { additionalProperties: false },
+);
+export type CoverageBody = Static<typeof CoverageBody>;
+
+/** A version's last test coverage, as the daemon keeps it for the console. */
+export const FlowCoverageView = Answer({
+  processId: Type.String(),
+  version: Type.String(),
+  file: Type.String(),
+  /** When the daemon received it. */
+  measuredAt: Type.String(),
+  cases: Answer({ passed: Type.Integer(), failed: Type.Integer() }),
+  covered: Type.Array(Answer({ node: Type.String(), part: Type.String() })),
+});
+export type FlowCoverageView = Static<typeof FlowCoverageView>;
+
+/** GET /admin/flows/{processId}/coverage: newest first. */
+export const FlowCoverageList = Items(FlowCoverageView);
+export type FlowCoverageList = Static<typeof FlowCoverageList>;

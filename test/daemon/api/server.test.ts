@@ -114,6 +114,7 @@ t.test('/openapi.json documents every route', async (t) => {
     '/admin/flows': ['get', 'post'],
     '/admin/flows/{processId}': ['get'],
     '/admin/flows/{processId}/activate': ['post'],
+    '/admin/flows/{processId}/coverage': ['get', 'post'],
     '/admin/environments/{env}/variables': ['get'],
     '/admin/environments/{env}/variables/{name}': ['put', 'delete'],
     '/admin/secrets': ['get'],

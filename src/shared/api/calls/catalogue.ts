@@ -9,6 +9,7 @@ import type {
   CreateConnectionBody,
   CreatedKey,
   CreateKeyBody,
+  CoverageBody,
   CreateProviderBody,
   Deleted,
   DeliveryDetail,
@@ -17,6 +18,8 @@ import type {
   DomainList,
   DomainView,
   Environment,
+  FlowCoverageList,
+  FlowCoverageView,
   FlowDetail,
   FlowList,
   FlowPage,
@@ -61,6 +64,12 @@ export const flows = {
     get<FlowDetail>(withQuery(path`/admin/flows/${processId}`, { version })),
   /** POST /admin/flows/{processId}/activate. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND. */
   activate: (processId: string, body: ActivateBody) => post<Activated>(path`/admin/flows/${processId}/activate`, body),
+  /** POST /admin/flows/{processId}/coverage: keeps a test run's coverage for the version it ran. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND (no version has its hash), VALIDATION_ERROR. */
+  sendCoverage: (processId: string, body: CoverageBody) =>
+    post<FlowCoverageView>(path`/admin/flows/${processId}/coverage`, body),
+  /** GET /admin/flows/{processId}/coverage: the last coverage kept per version, newest first. Throws PROCESS_NOT_FOUND. */
+  coverage: (processId: string, version?: string) =>
+    get<FlowCoverageList>(withQuery(path`/admin/flows/${processId}/coverage`, { version })),
   /** GET /process/list: the flows the caller may start (public ones only without WORKFLOW_READ). */
   startable: (query: FlowPageQuery = {}) => get<FlowPage>(withQuery('/process/list', query)),
 };

@@ -1634,6 +1634,8 @@ Options:
                          and what no case took
   --coverage-min <pct>   fail (exit 1) when the coverage of all flows together
                          is under this percentage
+  --send-coverage        send each flow's coverage to the daemon, whose console
+                         draws it on the version's diagram (implies --coverage)
   --watch                run again whenever a test file or flow file under the
                          paths changes (Ctrl-C stops)
   -h, --help             display help for command
