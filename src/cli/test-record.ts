@@ -139,8 +139,22 @@ function mockAnswers(f: Fetched, ni: NodeView, def: FlowNode, end: number | unde
       const value = end === undefined ? undefined : (f.logs[end]!.variables ?? {})[ni.nodeId];
       return [{ result: value ?? {} }];
     }
-    case 'voiceTask':
-      return failed ? [failOf(f, end)] : [];
+    case 'voiceTask': {
+      if (failed) return [failOf(f, end)];
+      const value = (end === undefined ? {} : (f.logs[end]!.variables ?? {}))[def.resultVariable ?? ni.nodeId] as
+        { text?: string; language?: string; durationMs?: number | null; bytes?: number } | undefined;
+      if (def.operation === 'transcribe')
+        return [{ heard: value?.text ?? '', ...(value?.language !== undefined && { language: value.language }) }];
+      // The audio itself is not copied (file contents stay out of tests): its size and length are.
+      return [
+        {
+          spoken: {
+            ...(typeof value?.durationMs === 'number' && { durationMs: value.durationMs }),
+            ...(value?.bytes !== undefined && { bytes: value.bytes }),
+          },
+        },
+      ];
+    }
     default:
       return [];
   }

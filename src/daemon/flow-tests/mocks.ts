@@ -5,10 +5,12 @@
  * failure codes); an aiTask's or callAgent's answers each request to the model through the
  * daemon's model runner (structured output checked, repairs asked, tool calls passed to the
  * agent); a domainTask's answers each of its jobs as its worker would (`job`, through the step's
- * own completion, the action's output schema checked). A scriptTask with no mock runs in the
+ * own completion, the action's output schema checked); a voiceTask's gives what it heard or a
+ * file it spoke. A scriptTask with no mock runs in the
  * real sandbox; any other work node with none
  * stops the case (NO_MOCK), a serviceTask's unless the network is allowed.
  */
+import { createHash } from 'node:crypto';
 import { createAiRunner } from '../ai/runner.js';
 import type { ModelOutcome, ProviderKind } from '../ai/provider-kind.js';
 import type { AiCall } from '../ai/types.js';
@@ -17,6 +19,7 @@ import { callHttp, type HttpReply } from '../engine/work/http.js';
 import type { ScriptRunner } from '../engine/work/script.js';
 import type { WorkResult } from '../outbound/result.js';
 import type { AiProvider } from '../state/state.js';
+import type { Spoken, VoiceCall } from '../voice/types.js';
 import type { FailMock, JobMock, Mock, MockAnswer } from './test-file.js';
 
 /** Stops a case: thrown from anywhere in it, caught once by runCase. */
@@ -67,6 +70,8 @@ export class CaseWork {
     /** Where the case stands (`file:line:column`): where a stop is reported. */
     private readonly at: string,
     private readonly setting: CaseWorkSetting,
+    /** The case's clock (a spoken file's time). */
+    private readonly now: () => Date,
   ) {}
 
   /** Carries out `order`, the work of node `nodeId`. */
@@ -85,6 +90,17 @@ export class CaseWork {
     if (request.kind === 'ai') return this.model(nodeId, request.call);
     const answer = this.next(nodeId);
     if ('fail' in answer) return { ok: false, code: answer.fail.code as never, message: answer.fail.message };
+    if (request.kind === 'voice') {
+      const call = request.call;
+      if (call.operation === 'transcribe' && 'heard' in answer)
+        return { ok: true, value: { text: answer.heard, language: answer.language ?? call.language } };
+      if (call.operation === 'speak' && 'spoken' in answer)
+        return { ok: true, value: spokenFile(call, answer.spoken, nodeId, this.calls.get(nodeId)!, this.now()) };
+      throw new CaseStop(
+        this.at,
+        `"${nodeId}" is a voiceTask that ${call.operation === 'speak' ? 'speaks: mock it with spoken' : 'transcribes: mock it with heard'} or fail`,
+      );
+    }
     throw this.wrongKind(nodeId, request.kind);
   }
 
@@ -119,6 +135,7 @@ export class CaseWork {
     const takes: Record<string, string> = {
       http: 'status, timeout or network',
       ai: 'reply, toolCalls or fail',
+      voice: 'heard (transcribe), spoken (speak) or fail',
     };
     const type = WORK_TYPES[kind] ?? 'work node';
     const article = /^[aeiou]/.test(type) ? 'an' : 'a';
@@ -180,6 +197,44 @@ export class CaseWork {
     if (stopped !== null) throw stopped;
     return result;
   }
+}
+
+/** How long a spoken file is kept, as a daemon's retention would keep it. */
+const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** The audio formats a speak writes, by their types. */
+const AUDIO_TYPES: Readonly<Record<string, string>> = {
+  wav: 'audio/wav',
+  mp3: 'audio/mpeg',
+  opus: 'audio/ogg',
+  flac: 'audio/flac',
+};
+
+/**
+ * What a mocked speak made: a file of the case (its id the same in every run of the case, its
+ * content empty) named and typed as the real one would be.
+ */
+function spokenFile(
+  call: Extract<VoiceCall, { operation: 'speak' }>,
+  spoken: { readonly durationMs?: number; readonly bytes?: number },
+  nodeId: string,
+  n: number,
+  now: Date,
+): Spoken {
+  const at = now.toISOString();
+  return {
+    file: {
+      fileId: `file_${createHash('sha256').update(`${nodeId}\n${n}`).digest('hex').slice(0, 32)}`,
+      organization: call.organization,
+      name: call.fileName,
+      mimeType: AUDIO_TYPES[call.format] ?? 'application/octet-stream',
+      bytes: spoken.bytes ?? 0,
+      sha256: createHash('sha256').digest('hex'),
+      createdAt: at,
+      expiresAt: new Date(now.getTime() + DEFAULT_RETENTION_MS).toISOString(),
+    },
+    durationMs: spoken.durationMs ?? null,
+  };
 }
 
 /** A model's answer of `text`, as a provider reports it. */

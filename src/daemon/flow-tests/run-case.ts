@@ -6,6 +6,7 @@
  * allowed. A case stops at its first failure, which says where, what was expected, what was
  * found, and the path so far.
  */
+import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { EXECUTION_STATES } from '../../shared/api/index.js';
 import { errorMessage, isWfxError } from '../../shared/errors.js';
@@ -14,6 +15,7 @@ import type { WorkOrder } from '../engine/step/context.js';
 import type { WorkResult } from '../outbound/result.js';
 import { domainNamed } from '../jobs/domains.js';
 import { STATE, STATUS, type Domain, type Execution } from '../state/state.js';
+import { fileIdsInText, type StoredFile } from '../state/stored-file.js';
 import type { FlowCoverage } from './coverage.js';
 import { CaseStop, CaseWork, type CaseWorkSetting } from './mocks.js';
 import { MemoryEngine } from './memory-engine.js';
@@ -53,12 +55,33 @@ export interface CaseSetting extends CaseWorkSetting {
   readonly coverage?: FlowCoverage;
 }
 
+/**
+ * The files a case names (a fileId in its start data, answers, events or mocks: an upload, an
+ * attachment), held as a daemon would hold them, so that a node given one finds it: empty, of
+ * no particular type.
+ */
+function namedFiles(c: TestCase, now: Date): StoredFile[] {
+  const ids = new Set<string>();
+  fileIdsInText(JSON.stringify([c.start, c.steps, c.mocks]), ids);
+  const at = now.toISOString();
+  return [...ids].map((fileId) => ({
+    fileId,
+    organization: 'default',
+    name: fileId,
+    mimeType: 'application/octet-stream',
+    bytes: 0,
+    sha256: createHash('sha256').digest('hex'),
+    createdAt: at,
+    expiresAt: at,
+  }));
+}
+
 /** Runs `c` (see the top of this file). Never throws: a problem is the case's failure. */
 export async function runCase(c: TestCase, setting: CaseSetting): Promise<CaseResult> {
   const began = performance.now();
   let engine: MemoryEngine | null = null;
   let root: string | null = null;
-  const mocks = new CaseWork(c.mocks, c.at, setting);
+  const mocks = new CaseWork(c.mocks, c.at, setting, () => engine?.now ?? new Date(CASE_EPOCH));
   const work = (order: WorkOrder): Promise<WorkResult> =>
     mocks.run(order, engine!.state.instances[order.instanceId]?.nodes[order.nodeInstanceId]?.nodeId ?? '?');
   const jobs = (): Promise<boolean> => Promise.resolve(takeUpJobs(engine!, mocks));
@@ -70,6 +93,7 @@ export async function runCase(c: TestCase, setting: CaseSetting): Promise<CaseRe
       e.apply({ type: 'env.set', organization: 'default', environment: c.start.environment, name, value });
     if (c.start.trigger !== undefined) checkTrigger(c.start.trigger, setting.flow, c.at);
     for (const domain of setting.domains) e.apply({ type: 'domain.saved', domain });
+    for (const file of namedFiles(c, e.now)) e.apply({ type: 'file.stored', file });
     for (const other of setting.flows) await e.publish(other, c.start.environment);
     for (const stub of calledStubs(setting.flow, c)) await e.publish(stub, c.start.environment);
     const processId = await e.publish(setting.flow, c.start.environment);

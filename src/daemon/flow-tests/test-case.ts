@@ -41,8 +41,16 @@ export interface CalledMock {
   readonly output: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * A voiceTask's work done: a transcribe's text (`heard`, in `language`, default the node's), or
+ * a speak's audio file (`spoken`: made in the case, its size and length as given).
+ */
+export type VoiceMock =
+  | { readonly heard: string; readonly language?: string }
+  | { readonly spoken: { readonly durationMs?: number; readonly bytes?: number } };
+
 /** One answer of a node's mock. */
-export type MockAnswer = HttpMock | ModelMock | JobMock | CalledMock | FailMock;
+export type MockAnswer = HttpMock | ModelMock | JobMock | CalledMock | VoiceMock | FailMock;
 
 /** A node's mock: the same answer for every call, or one per call in order. */
 export type Mock = MockAnswer | readonly MockAnswer[];

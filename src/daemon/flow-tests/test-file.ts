@@ -26,6 +26,8 @@ class Problem extends Error {
   constructor(
     readonly path: Path,
     message: string,
+    /** The problem is the key `path` ends with (an unknown one), not its value. */
+    readonly atKey = false,
   ) {
     super(message);
   }
@@ -67,7 +69,8 @@ export function readTestFile(
     return { ok: true, test: { file, flow, flows, domains, cases } };
   } catch (err) {
     if (!(err instanceof Problem)) throw err;
-    return { ok: false, problems: [{ file, ...where(err.path), message: err.message }] };
+    const position = err.atKey ? parsed.keyPositionOf(err.path) : where(err.path);
+    return { ok: false, problems: [{ file, ...position, message: err.message }] };
   }
 }
 
@@ -277,6 +280,24 @@ function mockAnswer(value: unknown, path: Path): MockAnswer {
     });
     return { toolCalls: calls };
   }
+  if ('heard' in m) {
+    known(m, path, ['heard', 'language']);
+    if (typeof m.heard !== 'string') throw new Problem([...path, 'heard'], 'heard is the text a transcribe heard');
+    return { heard: m.heard, ...(m.language !== undefined && { language: text_(m.language, [...path, 'language']) }) };
+  }
+  if ('spoken' in m) {
+    known(m, path, ['spoken']);
+    const spoken = m.spoken === null ? {} : object(m.spoken, [...path, 'spoken']);
+    known(spoken, [...path, 'spoken'], ['durationMs', 'bytes']);
+    const count = (key: 'durationMs' | 'bytes') => {
+      const v = spoken[key];
+      if (v === undefined) return {};
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
+        throw new Problem([...path, 'spoken', key], `${key} is a whole number, 0 or more`);
+      return { [key]: v };
+    };
+    return { spoken: { ...count('durationMs'), ...count('bytes') } };
+  }
   if ('timeout' in m) {
     known(m, path, ['timeout']);
     if (m.timeout !== true) throw new Problem([...path, 'timeout'], 'timeout is true: the call gets no answer in time');
@@ -316,7 +337,7 @@ function text_(value: unknown, path: Path): string {
 /** Refuses a key the mapping at `path` does not take (a typo would otherwise be ignored). */
 function known(value: Record<string, unknown>, path: Path, keys: readonly string[]): void {
   for (const k of Object.keys(value))
-    if (!keys.includes(k)) throw new Problem([...path, k], `unknown key "${k}" (expected ${keys.join(', ')})`);
+    if (!keys.includes(k)) throw new Problem([...path, k], `unknown key "${k}" (expected ${keys.join(', ')})`, true);
 }
 
 function name(path: Path): string {

@@ -37,6 +37,11 @@ export interface ParsedSource {
    */
   positionOf(path: readonly (string | number)[]): SourcePosition | undefined;
   /**
+   * Where the key of the property at `path` (its last element) stands: where an unknown key is
+   * reported. As positionOf for a path whose last element is no key of a mapping.
+   */
+  keyPositionOf(path: readonly (string | number)[]): SourcePosition | undefined;
+  /**
    * Where `line`:`column` (1-based) of the text of the scalar at `path` stands in the file (a
    * script's syntax error, say); undefined when `path` is no scalar.
    */
@@ -124,6 +129,12 @@ export function parseFlowSource(text: string): ParsedSource {
       const best = nearest(path);
       return best?.range ? pos(best.range[0]) : undefined;
     },
+    keyPositionOf(path) {
+      const parent = path.length > 0 ? nearest(path.slice(0, -1)) : undefined;
+      const key = isMap(parent) ? (indexOf(parent).get(String(path.at(-1)))?.key as Yaml.Node | null) : null;
+      if (key?.range) return pos(key.range[0]);
+      return this.positionOf(path);
+    },
     positionInScalar(path, line, column) {
       const node = nearest(path);
       if (!isScalar(node) || !node.range) return undefined;
@@ -178,7 +189,13 @@ export function parseFlowSource(text: string): ParsedSource {
 
   /** A parse refused before any document was built: no value, no positions. */
   function refused(problems: SourceProblem[]): ParsedSource {
-    return { value: undefined, syntaxErrors: problems, positionOf: () => undefined, positionInScalar: () => undefined };
+    return {
+      value: undefined,
+      syntaxErrors: problems,
+      positionOf: () => undefined,
+      keyPositionOf: () => undefined,
+      positionInScalar: () => undefined,
+    };
   }
 
   /**

@@ -62,6 +62,25 @@ const mockAnswer = {
       'the flow a callProcess or subProcess calls, ending at once with these variables',
     ),
     answer(
+      { heard: { type: 'string' }, language: text },
+      ['heard'],
+      "a voiceTask's transcribe: the text it heard (in `language`, default the node's)",
+    ),
+    answer(
+      {
+        spoken: {
+          ...answer(
+            { durationMs: { type: 'integer', minimum: 0 }, bytes: { type: 'integer', minimum: 0 } },
+            [],
+            'its length and size (the file is empty)',
+          ),
+          type: ['object', 'null'],
+        },
+      },
+      ['spoken'],
+      "a voiceTask's speak: the audio file it made",
+    ),
+    answer(
       { fail: answer({ code: text, message: { type: 'string' } }, ['code'], 'the failure') },
       ['fail'],
       'any work node failing with this code',

@@ -246,3 +246,92 @@ cases:
   t.equal(r.code, 0, r.stdout);
   t.match(r.stdout, /3 passed, 0 failed/);
 });
+
+/** Transcribes an uploaded recording, routes on what was heard, and speaks a confirmation. */
+const VOICEMAIL = `processId: 8f6d5e07-bf95-4a4c-8c71-a14dc46f7a81
+name: Voicemail
+nodes:
+  start: { type: startEvent, next: hear }
+  hear:
+    type: voiceTask
+    operation: transcribe
+    audio: "{recording}"
+    vocabulary: [refund, cancel]
+    resultVariable: heard
+    next: route
+  route:
+    type: ifElse
+    condition: "\${heard.text == 'refund'}"
+    then: say
+    else: end
+  say:
+    type: voiceTask
+    operation: speak
+    text: "Your refund is on its way."
+    format: mp3
+    provider: speech
+    resultVariable: spoken
+    next: end
+  end: { type: endEvent }
+`;
+
+t.test('voiceTask mocks: what a transcribe heard, the file a speak made, or a failure', async (t) => {
+  const recording = `file_${'ab'.repeat(16)}`;
+  const cwd = t.testdir({
+    'voicemail.yaml': VOICEMAIL,
+    'voicemail.test.yaml': `flow: voicemail.yaml
+cases:
+  - name: a refund asked for is confirmed aloud
+    start: { data: { recording: ${recording} } }
+    mocks:
+      hear: { heard: refund }
+      say: { spoken: { durationMs: 1800, bytes: 14400 } }
+    expect:
+      state: COMPLETED
+      path: [start, hear, route, say, end]
+      variables:
+        heard: { text: refund, language: en }
+        spoken: { name: say.mp3, mimeType: audio/mpeg, bytes: 14400, durationMs: 1800 }
+  - name: anything else ends there, in the language given
+    start: { data: { recording: ${recording} } }
+    mocks: { hear: { heard: cancel, language: en-gb } }
+    expect: { state: COMPLETED, path: [start, hear, route, end], variables: { heard: { language: en-gb } } }
+  - name: the engine missing fails the node
+    start: { data: { recording: ${recording} } }
+    mocks: { hear: { fail: { code: VOICE_ENGINE_MISSING } } }
+    expect: { state: FAILED, errorCode: VOICE_ENGINE_MISSING }
+  - name: a mock of the wrong kind says which it takes
+    start: { data: { recording: ${recording} } }
+    mocks: { hear: { spoken: {} } }
+    expect: { state: COMPLETED }
+  - name: a recording that is no file fails the node before its work
+    start: { data: { recording: none } }
+    mocks: { hear: { heard: refund } }
+    expect: { state: FAILED, errorCode: FILE_NOT_FOUND }
+`,
+  });
+  const r = await wfxIn(['test', '--reporter', 'json'], { cwd });
+  t.equal(r.code, 1, r.stderr);
+  const cases = (
+    JSON.parse(r.stdout) as {
+      files: Array<{ cases: Array<{ name: string; ok: boolean; failure?: { message: string } }> }>;
+    }
+  ).files[0]!.cases;
+  t.same(
+    cases.map((c) => c.ok),
+    [true, true, true, false, true],
+  );
+  t.match(cases[3]!.failure!.message, '"hear" is a voiceTask that transcribes: mock it with heard or fail');
+
+  const bad = t.testdir({
+    'voicemail.yaml': VOICEMAIL,
+    'voicemail.test.yaml': `flow: voicemail.yaml
+cases:
+  - name: x
+    mocks: { say: { spoken: { durationMs: -1 } } }
+`,
+  });
+  const refused = await wfxIn(['test'], { cwd: bad });
+  t.equal(refused.code, 2);
+  t.match(refused.stdout, /^voicemail\.test\.yaml:4:\d+: durationMs is a whole number, 0 or more$/m);
+});

@@ -197,7 +197,8 @@ t.test('an invalid test file or flow is refused with file:line:column; exit 2', 
   t.equal(r.code, 2);
   t.match(
     r.stdout,
-    /^typo\.test\.yaml:4:\d+: unknown key "strat" \(expected name, start, env, mocks, steps, expect\)$/m,
+    /^typo\.test\.yaml:4:5: unknown key "strat" \(expected name, start, env, mocks, steps, expect\)$/m,
+    'an unknown key is pointed at, not its value',
   );
   t.match(r.stdout, /^duration\.test\.yaml:5:\d+: "three days" is not a duration/m);
   t.match(r.stdout, /^broken\.yaml:\d+:\d+: [A-Z_]+: /m, "the flow's own problems, where they stand in the flow");
