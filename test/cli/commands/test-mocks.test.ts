@@ -2,6 +2,12 @@ import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import t from 'tap';
 import { wfxIn } from '../../helpers/cli.js';
 
+/** The cases of the first test file of a `--reporter json` report. */
+function casesOf(json: string): Array<{ name: string; ok: boolean; failure?: { message: string } }> {
+  type Report = { files: Array<{ cases: Array<{ name: string; ok: boolean; failure?: { message: string } }> }> };
+  return (JSON.parse(json) as Report).files[0]!.cases;
+}
+
 /** A tool flow for the agent below: looks an order up. */
 const LOOKUP = `processId: 6d4b3c85-9d73-4e2a-8a5f-8f3ba24d5e6f
 name: Look up an order
@@ -78,11 +84,7 @@ cases:
     });
     const r = await wfxIn(['test', '--reporter', 'json'], { cwd });
     t.equal(r.code, 1, r.stderr);
-    const cases = (
-      JSON.parse(r.stdout) as {
-        files: Array<{ cases: Array<{ name: string; ok: boolean; failure?: { message: string } }> }>;
-      }
-    ).files[0]!.cases;
+    const cases = casesOf(r.stdout);
     t.same(
       cases.map((c) => c.ok),
       [true, true, true, false, false],
@@ -312,11 +314,7 @@ cases:
   });
   const r = await wfxIn(['test', '--reporter', 'json'], { cwd });
   t.equal(r.code, 1, r.stderr);
-  const cases = (
-    JSON.parse(r.stdout) as {
-      files: Array<{ cases: Array<{ name: string; ok: boolean; failure?: { message: string } }> }>;
-    }
-  ).files[0]!.cases;
+  const cases = casesOf(r.stdout);
   t.same(
     cases.map((c) => c.ok),
     [true, true, true, false, true],
