@@ -27,6 +27,8 @@ export const AUDIT_EXCLUDED: Readonly<Record<string, string>> = {
     "extends a job's lease every few seconds and changes no outcome: it would drown the trail",
   'POST /admin/webhooks/:name/sign': 'signs a test payload with the secret and changes nothing',
   'POST /admin/ai-providers/:name/test': 'one test call to a model provider; changes nothing',
+  'POST /admin/flows/:processId/coverage':
+    "a test run's coverage, kept in memory for the console to draw: changes nothing the daemon runs or keeps",
 };
 
 /** Fields of a request body (or query) a record's summary may carry: names and states, never a value a secret could be in. */
