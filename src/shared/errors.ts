@@ -55,6 +55,10 @@ export const ERROR_CODES = {
     hint: 'It runs a body of its parent (a loop iteration, an embedded subProcess): move the execution at the top of its tree, and it moves with it.',
   },
   PROCESS_NOT_PUBLISHED: { status: 409 },
+  ALREADY_PROMOTED: {
+    status: 409,
+    hint: 'Both environments run the same version already: publish a new one to promote, or `wfx flow activate` another.',
+  },
   PROCESS_ID_CONFLICT: { status: 409 },
   KEY_REVOKED: { status: 409, hint: 'A revoked key stays revoked; create a new one with `wfx keys create`.' },
   FLOW_INVALID: { status: 400, hint: 'Each problem names file:line:column; `wfx flow schema` prints the format.' },

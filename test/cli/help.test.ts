@@ -22,6 +22,7 @@ const COMMANDS = [
   ['flow', 'list'],
   ['flow', 'show'],
   ['flow', 'activate'],
+  ['flow', 'promote'],
   ['flow', 'schema'],
   ['flow', 'new'],
   ['run'],

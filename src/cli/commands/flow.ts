@@ -230,6 +230,27 @@ Examples:
       else ctx.stdout.write(`${processId}: version ${version} active in ${opts.env}\n`);
     });
 
+  const env = (flag: string, what: string) =>
+    new Option(`${flag} <environment>`, what).choices(['DEVELOPMENT', 'PRODUCTION']).makeOptionMandatory();
+  flow
+    .command('promote')
+    .description('make the version one environment runs the one another runs (the same version, not a new one)')
+    .addHelpText('after', '\nExample:\n  $ wfx flow promote order-approval --from DEVELOPMENT --to PRODUCTION')
+    .argument('<flow>', 'its processId or its name')
+    .addOption(env('--from', 'the environment whose active version is promoted'))
+    .addOption(env('--to', 'the environment that runs it from now on'))
+    .action(async (given: string, opts: { from: Environment; to: Environment }, cmd: Command) => {
+      if (opts.from === opts.to) throw new WfxError('USAGE_ERROR', `--from and --to are both ${opts.from}`);
+      const client = await clientFor(ctx, cmd);
+      const processId = await processIdOf(client, given);
+      const res = await client.flows.promote(processId, { from: opts.from, to: opts.to });
+      if (globals(cmd).json) printJson(ctx, res);
+      else
+        ctx.stdout.write(
+          `${processId}: version ${res.version} active in ${res.to} (as in ${res.from}; ${res.to} ran ${res.previous === null ? 'none' : `version ${res.previous}`})\n`,
+        );
+    });
+
   flow
     .command('schema')
     .description('print the JSON Schema of flow files (point your editor at it)')

@@ -9,6 +9,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { calls } from '../../shared/api/calls/index.js';
 import { CoveragePanel, coverageOverlay } from '../components/coverage-panel.js';
 import { NodePanel } from '../components/node-panel.js';
+import { PromoteControl } from '../components/promote-control.js';
 import { Diagram } from '../diagram/diagram.js';
 import { buildGraph } from '../diagram/graph-model.js';
 import { useApi } from '../hooks/use-api.js';
@@ -31,6 +32,7 @@ export default function FlowPage() {
   const version = /^[0-9]+$/.test(query.version ?? '') ? query.version! : null;
   const flow = useApi(calls.flows.get(processId, version ?? undefined));
   const mayExecute = useMay('WORKFLOW_EXECUTE');
+  const mayPublish = useMay('WORKFLOW_PUBLISH');
   const { selected, select, close: closePanel } = useNodeSelection();
   const [open, setOpen] = useState<OpenState>(() => (selected ? openPath({}, selected.scope) : {}));
   const opened = useMemo(() => openedBodies(open, null, {}), [open]);
@@ -126,6 +128,7 @@ export default function FlowPage() {
                 </li>
               ))}
             </ul>
+            {mayPublish && <PromoteControl processId={f.processId} active={f.active} onPromoted={flow.reload} />}
           </section>
           <section class="panel" aria-labelledby="triggers-title">
             <h2 id="triggers-title">Triggers</h2>

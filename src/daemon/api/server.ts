@@ -23,6 +23,7 @@ import { CompileQueue, serializerFactory, validatorCompilers } from './route-com
 import { RateLimiter, SharedRateLimiter } from './rate-limit.js';
 import { adminRoutes } from './routes/admin.js';
 import { flowCoverageRoutes } from './routes/flow-coverage.js';
+import { flowEnvironmentRoutes } from './routes/flow-environments.js';
 import { metaRoutes } from './routes/meta.js';
 import { processRoutes } from './routes/process.js';
 import { recoveryRoutes } from './routes/repair.js';
@@ -270,6 +271,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     // The one writer of what the admin routes change (no route writes the journal itself).
     const catalogue = new Catalogue(options.store, secrets);
     adminRoutes(routes, { store: options.store, catalogue, limiter, flowChecker, secrets, now: options.now });
+    flowEnvironmentRoutes(routes, { store: options.store });
     flowCoverageRoutes(routes, { board: options.coverage ?? new CoverageBoard(options.store), now: options.now });
     webhookRoutes(routes, {
       store: options.store,

@@ -109,6 +109,30 @@ export async function activateVersion(
 }
 
 /**
+ * Makes the version `from` runs the one `to` runs (a promotion: the same version, not a new
+ * one), checked as activateVersion checks it. Throws PROCESS_NOT_FOUND, PROCESS_NOT_PUBLISHED
+ * (`from` runs none), ALREADY_PROMOTED (`to` runs it already), FLOW_INVALID (its agent tools in
+ * `to`). Gives the version and the one `to` ran before (null: none).
+ */
+export async function promoteVersion(
+  store: DurableStore<WfxState, WfxRecord>,
+  req: { processId: string; organization: string | null; from: Environment; to: Environment },
+): Promise<{ version: string; previous: string | null }> {
+  if (req.from === req.to) throw new WfxError('VALIDATION_ERROR', `from and to are both ${req.from}`);
+  const flow = ownEntry(store.state.flows, req.processId);
+  if (!flow || (req.organization !== null && flow.organization !== req.organization))
+    throw new WfxError('PROCESS_NOT_FOUND', `no flow ${req.processId}`);
+  const version = flow.active[req.from];
+  if (version === undefined)
+    throw new WfxError('PROCESS_NOT_PUBLISHED', `flow ${req.processId} has no active version in ${req.from}`);
+  const previous = flow.active[req.to] ?? null;
+  if (previous === version)
+    throw new WfxError('ALREADY_PROMOTED', `flow ${req.processId} runs version ${version} in ${req.from} and ${req.to} already`);
+  await activateVersion(store, { processId: req.processId, organization: req.organization, environment: req.to, version });
+  return { version, previous };
+}
+
+/**
  * What is wrong with the tools of the flow's callAgent nodes (in bodies too): each must be a
  * flow of the organization with an active version in `environment` that declares `inputs:`
  * (its parameters), and the names the model sees must differ. A flow may name itself. A problem

@@ -99,6 +99,25 @@ export const Activated = Answer({
 });
 export type Activated = Static<typeof Activated>;
 
+/** Body of POST /admin/flows/{processId}/promote: the environment whose active version the other takes. */
+export const PromoteBody = Type.Object(
+  { from: StringEnum(ENVIRONMENTS), to: StringEnum(ENVIRONMENTS) },
+  { additionalProperties: false },
+);
+export type PromoteBody = Static<typeof PromoteBody>;
+
+/** What POST /admin/flows/{processId}/promote answers. */
+export const Promoted = Answer({
+  processId: Type.String(),
+  from: StringEnum(ENVIRONMENTS),
+  to: StringEnum(ENVIRONMENTS),
+  /** The version `to` runs now: `from`'s. */
+  version: Type.String(),
+  /** The version `to` ran before; null when it ran none. */
+  previous: NullableString(),
+});
+export type Promoted = Static<typeof Promoted>;
+
 /** Querystring of GET /process/list. */
 export const FlowPageQuery = Type.Object(PageFields(1000, 100), { additionalProperties: false });
 export type FlowPageQuery = Static<typeof FlowPageQuery>;

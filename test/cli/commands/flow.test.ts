@@ -1,6 +1,8 @@
 import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import t from 'tap';
-import { startDaemon, wfxIn } from '../../helpers/cli.js';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { callDaemon, startDaemon, wfxIn } from '../../helpers/cli.js';
 
 const GOOD = `processId: 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11
 name: Good
@@ -174,4 +176,62 @@ ${triggers}nodes:
   t.equal(started.code, 0, started.stderr);
   t.match(JSON.parse(started.stdout), { processId: MONTHLY });
   t.match((await run('run', 'Month end, renamed')).stderr, /^PROCESS_NOT_FOUND: /m, 'not the newest, unrun name');
+});
+
+t.test('wfx flow promote: production runs the version development runs, the same number and source', async (t) => {
+  const cwd = t.testdir({ 'good.yaml': GOOD, 'tool.yaml': LOOKUP });
+  const { url } = await startDaemon(t, { cwd });
+  const run = (args: string[]) => wfxIn(args, { cwd });
+  const PID = '0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11';
+  t.equal((await run(['flow', 'publish', 'good.yaml'])).code, 0, 'version 1, in production');
+  await writeFile(join(cwd, 'good.yaml'), GOOD.replace(/^name: (.*)$/m, 'name: $1, again'));
+  t.equal((await run(['flow', 'publish', 'good.yaml', '--env', 'DEVELOPMENT'])).code, 0, 'version 2, in development');
+
+  const promoted = await run(['flow', 'promote', PID, '--from', 'DEVELOPMENT', '--to', 'PRODUCTION']);
+  t.equal(promoted.code, 0, promoted.stderr);
+  t.equal(promoted.stdout, `${PID}: version 2 active in PRODUCTION (as in DEVELOPMENT; PRODUCTION ran version 1)\n`);
+  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+  const flow = await callDaemon(url, key, 'GET', `/admin/flows/${PID}`);
+  t.same(flow.body.active, { PRODUCTION: '2', DEVELOPMENT: '2' });
+  t.same(
+    (flow.body.versions as Array<{ version: string }>).map((v) => v.version),
+    ['1', '2'],
+    'no new version: the same one',
+  );
+
+  const again = await run(['flow', 'promote', PID, '--from', 'DEVELOPMENT', '--to', 'PRODUCTION', '--json']);
+  t.equal(again.code, 1);
+  t.match(again.stderr, /ALREADY_PROMOTED: flow .* runs version 2 in DEVELOPMENT and PRODUCTION already/);
+
+  t.equal((await run(['flow', 'publish', 'tool.yaml'])).code, 0);
+  const none = await run(['flow', 'promote', 'Look up order', '--from', 'DEVELOPMENT', '--to', 'PRODUCTION']);
+  t.equal(none.code, 1, 'by its name; development runs none');
+  t.match(none.stderr, /PROCESS_NOT_PUBLISHED: flow .* has no active version in DEVELOPMENT/);
+  const back = await run(['flow', 'promote', 'Look up order', '--from', 'PRODUCTION', '--to', 'DEVELOPMENT', '--json']);
+  t.equal(back.code, 0, back.stderr);
+  t.same(JSON.parse(back.stdout), {
+    processId: TOOL,
+    from: 'PRODUCTION',
+    to: 'DEVELOPMENT',
+    version: '1',
+    previous: null,
+  });
+
+  const same = await run(['flow', 'promote', PID, '--from', 'PRODUCTION', '--to', 'PRODUCTION']);
+  t.equal(same.code, 2);
+  t.match(same.stderr, /USAGE_ERROR: --from and --to are both PRODUCTION/);
+  const missing = await run(['flow', 'promote', PID, '--to', 'PRODUCTION']);
+  t.equal(missing.code, 2);
+  t.match(missing.stderr, /--from/);
+
+  // The daemon refuses whom it must, whatever a client shows.
+  const viewer = (
+    await callDaemon(url, key, 'POST', '/admin/api-keys', { name: 'v', role: 'viewer', organization: 'default' })
+  ).body.apiKey as string;
+  const body = { from: 'PRODUCTION', to: 'DEVELOPMENT' };
+  t.equal((await callDaemon(url, viewer, 'POST', `/admin/flows/${PID}/promote`, body)).body.error, 'FORBIDDEN');
+  const other = (
+    await callDaemon(url, key, 'POST', '/admin/api-keys', { name: 'o', role: 'admin', organization: 'globex' })
+  ).body.apiKey as string;
+  t.equal((await callDaemon(url, other, 'POST', `/admin/flows/${PID}/promote`, body)).body.error, 'PROCESS_NOT_FOUND');
 });

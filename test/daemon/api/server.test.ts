@@ -115,6 +115,7 @@ t.test('/openapi.json documents every route', async (t) => {
     '/admin/flows/{processId}': ['get'],
     '/admin/flows/{processId}/activate': ['post'],
     '/admin/flows/{processId}/coverage': ['get', 'post'],
+    '/admin/flows/{processId}/promote': ['post'],
     '/admin/environments/{env}/variables': ['get'],
     '/admin/environments/{env}/variables/{name}': ['put', 'delete'],
     '/admin/secrets': ['get'],

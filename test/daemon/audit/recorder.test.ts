@@ -99,6 +99,15 @@ const ROWS: Row[] = [
     request: async () => ({ method: 'POST', url: `/admin/flows/${PROCESS_ID}/activate`, payload: { version: '1' } }),
   },
   {
+    route: 'POST /admin/flows/:processId/promote',
+    as: 'admin',
+    request: async () => ({
+      method: 'POST',
+      url: `/admin/flows/${PROCESS_ID}/promote`,
+      payload: { from: 'PRODUCTION', to: 'DEVELOPMENT' },
+    }),
+  },
+  {
     route: 'POST /process/exec',
     as: 'admin',
     request: async () => ({ method: 'POST', url: '/process/exec', payload: { processId: PROCESS_ID } }),

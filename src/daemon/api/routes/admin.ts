@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import {
-  ActivateBody,
   CreateKeyBody,
   EnvParams,
   EnvVariableParams,
@@ -13,7 +12,6 @@ import {
   PublishBody,
   SetVariableBody,
   UpdateKeyBody,
-  type Activated,
   type CreatedKey,
   type FlowDetail,
   type FlowList,
@@ -32,7 +30,7 @@ import { ownEntry } from '../../../shared/json-object.js';
 import type { FlowProblem } from '../../../shared/flow/validate.js';
 import { newApiKey } from '../../auth/api-keys.js';
 import type { FlowChecker } from '../../flows/check.js';
-import { activateVersion, publishFlow } from '../../flows/publish.js';
+import { publishFlow } from '../../flows/publish.js';
 import { flowListing } from '../../flows/running-version.js';
 import type { WfxRecord } from '../../state/records.js';
 import { ROLE_PERMISSIONS, type ApiKey, type FlowVersion, type WfxState } from '../../state/state.js';
@@ -74,7 +72,7 @@ function keyView(key: ApiKey): KeyView {
   };
 }
 
-/** /admin/api-keys, /admin/flows, /admin/environments/{env}/variables, /admin/secrets. */
+/** /admin/api-keys, /admin/flows (which version runs where: flow-environments.ts), /admin/environments/{env}/variables, /admin/secrets. */
 export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { store, catalogue } = deps;
@@ -293,25 +291,6 @@ export function adminRoutes(fastify: FastifyInstance, deps: AdminRouteDeps): voi
         version: v.version,
         definition: v.definition,
       };
-    },
-  });
-
-  app.post('/admin/flows/:processId/activate', {
-    config: publish,
-    schema: {
-      tags: ['flows'],
-      summary: 'Make a version the one an environment runs (rollback)',
-      params: FlowParams,
-      body: ActivateBody,
-    },
-    handler: async (request): Promise<Activated> => {
-      const body = request.body as WithDefaults<ActivateBody, 'environment'>;
-      await activateVersion(store, {
-        processId: request.params.processId,
-        organization: request.caller!.organization,
-        ...body,
-      });
-      return { processId: request.params.processId, environment: body.environment, version: body.version };
     },
   });
 

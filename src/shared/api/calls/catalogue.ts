@@ -29,6 +29,8 @@ import type {
   ProviderList,
   ProviderTested,
   ProviderView,
+  PromoteBody,
+  Promoted,
   PublishBody,
   Published,
   RegisteredWebhook,
@@ -64,6 +66,8 @@ export const flows = {
     get<FlowDetail>(withQuery(path`/admin/flows/${processId}`, { version })),
   /** POST /admin/flows/{processId}/activate. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND. */
   activate: (processId: string, body: ActivateBody) => post<Activated>(path`/admin/flows/${processId}/activate`, body),
+  /** POST /admin/flows/{processId}/promote: `to` runs the version `from` runs. Throws PROCESS_NOT_FOUND, PROCESS_NOT_PUBLISHED, ALREADY_PROMOTED, FLOW_INVALID. */
+  promote: (processId: string, body: PromoteBody) => post<Promoted>(path`/admin/flows/${processId}/promote`, body),
   /** POST /admin/flows/{processId}/coverage: keeps a test run's coverage for the version it ran. Throws PROCESS_NOT_FOUND, VERSION_NOT_FOUND (no version has its hash), VALIDATION_ERROR. */
   sendCoverage: (processId: string, body: CoverageBody) =>
     post<FlowCoverageView>(path`/admin/flows/${processId}/coverage`, body),

@@ -886,6 +886,27 @@ Example:
 
 `
 
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow promote --help 1`] = `
+Usage: wfx flow promote [options] <flow>
+
+make the version one environment runs the one another runs (the same version,
+not a new one)
+
+Arguments:
+  flow                  its processId or its name
+
+Options:
+  --from <environment>  the environment whose active version is promoted
+                        (choices: "DEVELOPMENT", "PRODUCTION")
+  --to <environment>    the environment that runs it from now on (choices:
+                        "DEVELOPMENT", "PRODUCTION")
+  -h, --help            display help for command
+
+Example:
+  $ wfx flow promote order-approval --from DEVELOPMENT --to PRODUCTION
+
+`
+
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx flow publish --help 1`] = `
 Usage: wfx flow publish [options] <files...>
 

@@ -7,11 +7,12 @@ import { callDaemon, startDaemon, wfxIn } from '../../helpers/cli.js';
 import { signInWithKey } from '../../helpers/console-session.js';
 
 /*
- * A flow version's test coverage, end to end: `wfx test --send-coverage` sends each flow's
- * coverage to a real daemon, which keeps it for the version published with the definition the
- * tests ran (and refuses the rest: another definition, another organization's flow, a viewer);
- * the console's flow page, in Debian's Chromium, draws it on the diagram (nodes not reached,
- * branches not taken, a loop's body) and lists what no case took.
+ * The console's flow page, end to end, on a real daemon in Debian's Chromium. A version's test
+ * coverage: `wfx test --send-coverage` sends each flow's coverage, which the daemon keeps for the
+ * version published with the definition the tests ran (and refuses the rest: another definition,
+ * another organization's flow, a viewer); the page draws it on the diagram (nodes not reached,
+ * branches not taken, a loop's body) and lists what no case took. Promotion: a developer
+ * promotes development's version to production from the page; a viewer is offered none.
  */
 
 const REFUNDS = '2b7d6c1e-5f4a-4e3b-9c2d-1a0b9c8d7e6f';
@@ -216,4 +217,52 @@ t.test("the flow page draws the version's last test coverage", { skip: CHROMIUM_
   });
 
   t.same(problems, [], 'no console error on the page');
+});
+
+t.test("the flow page promotes development's version to production", { skip: CHROMIUM_SKIP }, async (t) => {
+  const cwd = t.testdir({});
+  const { url } = await startDaemon(t, { cwd });
+  const admin = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+  const api = (method: string, path: string, body?: object) => callDaemon(url, admin, method, path, body);
+  const publish = (source: string, environment: string) =>
+    api('POST', '/admin/flows', { source, organization: 'acme', environment });
+  t.equal((await publish(REFUNDS_FLOW, 'PRODUCTION')).status, 200);
+  t.equal((await publish(REFUNDS_FLOW.replace('name: Done', 'name: All done'), 'DEVELOPMENT')).status, 200);
+  const key = async (role: string) =>
+    (await api('POST', '/admin/api-keys', { name: role, organization: 'acme', role })).body.apiKey as string;
+  const developer = await key('developer');
+  const viewer = await key('viewer');
+
+  const browser = await launchBrowser(t);
+  const signedIn = async (apiKey: string) => {
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(`${url}/sign-in`);
+    await signInWithKey(page, apiKey);
+    await page.waitForURL(`${url}/executions`);
+    return page;
+  };
+
+  const page = await signedIn(developer);
+  const problems = collectConsoleErrors(page);
+  await page.goto(`${url}/flows/${REFUNDS}`);
+  const versions = page.getByRole('region', { name: 'Versions' });
+  await versions.getByRole('button', { name: 'Promote version 2 to production' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Promote version 2 to production?' });
+  t.match(await dialog.textContent(), 'New executions in production will run version 2 instead of version 1');
+  await dialog.getByRole('button', { name: 'Keep production as it is' }).click();
+  t.same((await api('GET', `/admin/flows/${REFUNDS}`)).body.active, { PRODUCTION: '1', DEVELOPMENT: '2' }, 'no');
+
+  await versions.getByRole('button', { name: 'Promote version 2 to production' }).click();
+  await dialog.getByRole('button', { name: 'Promote' }).click();
+  await versions.getByText('Production runs version 2 now.').waitFor();
+  await versions.getByText('Production runs version 2, as development does.').waitFor();
+  t.same((await api('GET', `/admin/flows/${REFUNDS}`)).body.active, { PRODUCTION: '2', DEVELOPMENT: '2' });
+  t.equal(await versions.getByText('active in production').count(), 1, 'the list says where each runs');
+  t.same(await axeCheck(page), [], 'no accessibility violation');
+  t.same(problems, [], 'no console error on the page');
+
+  const looking = await signedIn(viewer);
+  await looking.goto(`${url}/flows/${REFUNDS}`);
+  await looking.getByRole('region', { name: 'Versions' }).getByText('v2').waitFor();
+  t.equal(await looking.getByRole('button', { name: /Promote/ }).count(), 0, 'a viewer is offered no promotion');
 });
