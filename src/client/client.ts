@@ -175,6 +175,8 @@ export class WfxClient {
   };
 
   readonly environments = sent(calls.environments, this.send);
+  /** The values flows name as `{secret.NAME}` (never read back). */
+  readonly secrets = sent(calls.secrets, this.send);
   readonly domains = sent(calls.domains, this.send);
 
   readonly jobs = {

@@ -24,6 +24,7 @@ import { RateLimiter, SharedRateLimiter } from './rate-limit.js';
 import { adminRoutes } from './routes/admin.js';
 import { flowCoverageRoutes } from './routes/flow-coverage.js';
 import { flowEnvironmentRoutes } from './routes/flow-environments.js';
+import { flowSecretRoutes } from './routes/flow-secrets.js';
 import { metaRoutes } from './routes/meta.js';
 import { processRoutes } from './routes/process.js';
 import { recoveryRoutes } from './routes/repair.js';
@@ -272,6 +273,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     const catalogue = new Catalogue(options.store, secrets);
     adminRoutes(routes, { store: options.store, catalogue, limiter, flowChecker, secrets, now: options.now });
     flowEnvironmentRoutes(routes, { store: options.store });
+    flowSecretRoutes(routes, { store: options.store, catalogue, now: options.now });
     flowCoverageRoutes(routes, { board: options.coverage ?? new CoverageBoard(options.store), now: options.now });
     webhookRoutes(routes, {
       store: options.store,

@@ -1,6 +1,6 @@
 /**
  * The catalogue: the configuration an operator keeps through the admin API (API keys,
- * environments' variables, AI providers, job domains, email connections, webhook registrations)
+ * environments' variables, flow secrets, AI providers, job domains, email connections, webhook registrations)
  * and the memory entries forgotten there. It alone turns such a change into the journal's
  * records: the routes check and shape a change, then hand it here, so that what a change writes
  * (an organization created with its first key or domain, the sealing key pinned with the first
@@ -9,6 +9,7 @@
 import type { WfxRecord } from '../state/records.js';
 import type { WfxState } from '../state/state.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import { flowSecretContext } from '../state/secret-fields.js';
 import type { DurableStore } from '../store/durable-store.js';
 
 /** The record of type `T`. */
@@ -41,6 +42,29 @@ export class Catalogue {
     value: string | null,
   ): Promise<void> {
     await this.store.commit({ type: 'env.set', organization, environment, name, value });
+  }
+
+  /**
+   * Sets flow secret `name` of `environment` to `value` (plain text: sealed here, for its
+   * context); null removes it.
+   */
+  async setFlowSecret(
+    organization: string,
+    environment: RecordOf<'flowSecret.set'>['environment'],
+    name: string,
+    value: string | null,
+    at: string,
+  ): Promise<void> {
+    const sealed =
+      value === null ? null : this.secrets.seal(value, flowSecretContext({ organization, environment, name }));
+    await this.store.commit(...(sealed === null ? [] : this.pinned()), {
+      type: 'flowSecret.set',
+      organization,
+      environment,
+      name,
+      value: sealed,
+      at,
+    });
   }
 
   /** Keeps an AI provider, its key sealed under the box's sealing key. */

@@ -18,6 +18,8 @@ import type { HttpCall, HttpCallOptions } from './work/http.js';
 import type { NetworkPolicy } from '../outbound/network-policy.js';
 import type { WorkResult } from '../outbound/result.js';
 import { createScriptRunner, type ScriptRunner } from './work/script.js';
+import { withoutSecretValues, withSecretNames, withSecretValues } from './work/secret-refs.js';
+import { flowSecretContext } from '../state/secret-fields.js';
 import type { VoiceRunner } from '../voice/types.js';
 import { execution } from '../state/executions.js';
 
@@ -65,6 +67,38 @@ export class WorkRunner {
     this.providers = openedProviderLookup(options.state, options.secrets);
   }
 
+  /**
+   * The values of the secrets a serviceTask's call names (`byToken`: stand-in -> name), opened
+   * for its execution's organization and environment; or the failure that stops the call.
+   */
+  private openSecrets(
+    order: WorkOrder,
+    byToken: Readonly<Record<string, string>>,
+  ): { ok: true; values: Map<string, string>; named: Map<string, string> } | Extract<WorkResult, { ok: false }> {
+    const inst = execution(this.options.state, order.instanceId);
+    const values = new Map<string, string>();
+    const named = new Map<string, string>();
+    for (const [token, name] of Object.entries(byToken)) {
+      const organization = inst?.organization ?? '';
+      const environment = inst?.environment ?? 'PRODUCTION';
+      const stored = this.options.state.flowSecrets[organization]?.[environment]?.[name];
+      if (stored === undefined)
+        return {
+          ok: false,
+          code: 'SECRET_NOT_FOUND',
+          message: `secret ${name} has no value in ${environment} (wfx secrets set ${name} --env ${environment})`,
+        };
+      try {
+        const value = this.options.secrets.open(stored.value, flowSecretContext({ organization, environment, name }));
+        values.set(token, value);
+        if (value !== '') named.set(value, name);
+      } catch (err) {
+        return { ok: false, code: 'SECRET_UNREADABLE', message: `secret ${name}: ${errorMessage(err)}` };
+      }
+    }
+    return { ok: true, values, named };
+  }
+
   /** True while the work of node instance `key` is under way (it must not be started again). */
   isWorking(key: NodeKey): boolean {
     return this.working.has(key);
@@ -90,8 +124,11 @@ export class WorkRunner {
       const { request } = order;
       if (request.kind === 'http') {
         let logged = 0;
+        const secrets = request.call.secrets === undefined ? null : this.openSecrets(order, request.call.secrets);
+        if (secrets !== null && !secrets.ok) return secrets;
+        const call = secrets === null ? request.call : withSecretValues(request.call, secrets.values);
         const span = TRACER === null ? null : clientSpan(TRACER, state, order, `HTTP ${request.call.method}`);
-        const result = await this.options.http(request.call, {
+        const sent = await this.options.http(call, {
           signal: controller.signal,
           ...(this.options.network && { network: this.options.network }),
           ...(span && { traceparent: traceparentOf(span) }),
@@ -100,7 +137,9 @@ export class WorkRunner {
             this.logWork(order, `attempt ${info.attempt} failed (${info.reason}); retrying in ${info.delayMs}ms`);
           },
         });
-        if (span) endHttpSpan(span, request.call, result);
+        // What came back holds no secret value: a server may echo one.
+        const result = secrets === null ? sent : withoutSecretValues(sent, secrets.named);
+        if (span) endHttpSpan(span, withSecretNames(request.call), result);
         // Retries were logged as they happened; the result's log repeats them before its last line.
         return { ...result, logs: (result.logs ?? []).slice(logged) };
       }

@@ -33,6 +33,11 @@ export interface HttpCall {
   };
   /** Values (credentials) shown as `***` wherever the log would show them. */
   readonly redact?: readonly string[];
+  /**
+   * The `{secret.NAME}` stand-ins the call holds, stand-in -> NAME (engine/work/secret-refs.ts):
+   * the work runner puts the values in place as the call goes out.
+   */
+  readonly secrets?: Readonly<Record<string, string>>;
   /** e.g. [200, 404, "2xx", "3xx"]; default ["2xx"]. When a 3xx is accepted, redirects are not followed. */
   readonly acceptStatus?: readonly (number | string)[];
 }

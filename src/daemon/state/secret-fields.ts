@@ -1,17 +1,23 @@
 /**
  * The secrets the state keeps, in one place: model providers' API keys, email connections'
- * passwords and webhook signing secrets. Each is stored sealed (secrets/envelope.ts) for a
+ * passwords, webhook signing secrets and flows' `{secret.NAME}` values. Each is stored sealed (secrets/envelope.ts) for a
  * context naming its record and field, so a sealed value cannot be moved to another record.
  * Rotation and the conversion of values an earlier version stored in plain text find every
  * secret here and reseal it with a `secret.resealed` record. Pure: no keys, no I/O.
  */
-import type { EndpointEnvironment, WebhookSecret, WfxState } from './state.js';
+import type { EndpointEnvironment, Environment, FlowSecret, WebhookSecret, WfxState } from './state.js';
 
 /** Which stored secret a record names. A new kind of secret adds a case here and in the functions below. */
 export type SecretRef =
   | { readonly kind: 'aiProvider.apiKey'; readonly providerId: string }
   | { readonly kind: 'emailConnection.password'; readonly connectionId: string }
-  | { readonly kind: 'webhook.secret'; readonly webhookId: string; readonly environment: EndpointEnvironment };
+  | { readonly kind: 'webhook.secret'; readonly webhookId: string; readonly environment: EndpointEnvironment }
+  | {
+      readonly kind: 'flowSecret.value';
+      readonly organization: string;
+      readonly environment: Environment;
+      readonly name: string;
+    };
 
 /** One secret as stored: where it is, its context, its stored value (sealed, or plain from an earlier version). */
 export interface StoredSecret {
@@ -38,6 +44,15 @@ export function webhookSecretContext(
   return JSON.stringify(['webhook.secret', w.organization, w.webhookId, environment]);
 }
 
+/** The context a flow secret's value is sealed for. */
+export function flowSecretContext(s: {
+  readonly organization: string;
+  readonly environment: Environment;
+  readonly name: string;
+}): string {
+  return JSON.stringify(['flowSecret.value', s.organization, s.environment, s.name]);
+}
+
 /** Every secret the state holds, in a stable order. */
 export function storedSecrets(state: WfxState): StoredSecret[] {
   const out: StoredSecret[] = [];
@@ -62,6 +77,12 @@ export function storedSecrets(state: WfxState): StoredSecret[] {
           context: webhookSecretContext(w, e.environment),
           value: s.secret,
         });
+  for (const [organization, byEnv] of Object.entries(state.flowSecrets))
+    for (const [environment, named] of Object.entries(byEnv) as Array<[Environment, Record<string, FlowSecret>]>)
+      for (const [name, s] of Object.entries(named)) {
+        const ref = { kind: 'flowSecret.value', organization, environment, name } as const;
+        out.push({ ref, context: flowSecretContext(ref), value: s.value });
+      }
   return out;
 }
 
@@ -83,6 +104,14 @@ export function applyReseal(state: WfxState, ref: SecretRef, from: string, to: s
     case 'emailConnection.password': {
       const c = state.emailConnections[ref.connectionId];
       if (c?.password === from) state.emailConnections[ref.connectionId] = { ...c, password: to ?? '' };
+      return;
+    }
+    case 'flowSecret.value': {
+      const named = state.flowSecrets[ref.organization]?.[ref.environment];
+      const s = named?.[ref.name];
+      if (!named || s?.value !== from) return;
+      if (to === null) delete named[ref.name];
+      else named[ref.name] = { ...s, value: to };
       return;
     }
     case 'webhook.secret': {

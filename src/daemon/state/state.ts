@@ -54,6 +54,12 @@ export type {
   WebhookSecret,
 } from './catalogue.js';
 
+/** A flow secret's value, sealed, and when it was set. */
+export interface FlowSecret {
+  readonly value: string;
+  readonly updatedAt: string;
+}
+
 /**
  * The daemon's live state: what the snapshot holds and the journal's records change. Plain
  * JSON (it is serialized as is). Finished executions do not live here (see store/history.ts).
@@ -116,6 +122,8 @@ export interface WfxState {
   bulks: Record<string, BulkOperation>;
   /** `{env.NAME}` values by organization, then environment. */
   environments: Record<string, Partial<Record<Environment, Record<string, string>>>>;
+  /** `{secret.NAME}` values by organization, then environment, then name: sealed (state/secret-fields.ts). */
+  flowSecrets: Record<string, Partial<Record<Environment, Record<string, FlowSecret>>>>;
   /** Webhook registrations by webhookId. */
   webhooks: Record<string, WebhookRegistration>;
   /** SHA-256 of an endpoint token -> its registration and environment (derived by the reducer). */
@@ -256,6 +264,7 @@ export function initialState(): WfxState {
     thrown: {},
     bulks: {},
     environments: {},
+    flowSecrets: {},
     webhooks: {},
     webhookTokens: {},
     pendingDeliveries: {},

@@ -1,5 +1,9 @@
-/* The daemon's secrets keys (GET /admin/secrets, POST /admin/secrets/rotate). Answers are types only. */
+/*
+ * The daemon's secrets keys (GET /admin/secrets, POST /admin/secrets/rotate), and the secrets
+ * flows name (`{secret.NAME}`: /admin/secrets/values). Answers are types only.
+ */
 import { Type, type Static } from './schema.js';
+import { ENVIRONMENTS, Name, StringEnum, type Environment } from './common.js';
 
 /** Where the keys that encrypt stored secrets are kept, and which seal what: never a key. */
 export interface SecretsKeyReport {
@@ -37,4 +41,44 @@ export interface SecretsRotated extends SecretsKeyReport {
   readonly resealed: number;
   /** Secrets that could not be opened, left as they were (the daemon log names them). */
   readonly unreadable: number;
+}
+
+/** Path parameters of /admin/secrets/values/{name}: a secret's name, as `{secret.NAME}` writes it. */
+export const FlowSecretParams = Type.Object({
+  name: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,199}$' }),
+});
+export type FlowSecretParams = Static<typeof FlowSecretParams>;
+
+/** Which environment's secret (default PRODUCTION), and for a system key whose organization's. */
+export const FlowSecretQuery = Type.Object(
+  {
+    environment: Type.Optional(StringEnum(ENVIRONMENTS, { default: 'PRODUCTION' })),
+    organization: Type.Optional(Name),
+  },
+  { additionalProperties: false },
+);
+export type FlowSecretQuery = Static<typeof FlowSecretQuery>;
+
+/** Body of PUT /admin/secrets/values/{name}: the value, sealed as it arrives and never answered. */
+export const SetFlowSecretBody = Type.Object(
+  {
+    value: Type.String({ minLength: 1, maxLength: 65_536 }),
+    environment: Type.Optional(StringEnum(ENVIRONMENTS, { default: 'PRODUCTION' })),
+    organization: Type.Optional(Name),
+  },
+  { additionalProperties: false },
+);
+export type SetFlowSecretBody = Static<typeof SetFlowSecretBody>;
+
+/** A flow secret as the API shows it: its name and where it is set, never its value. */
+export interface FlowSecretView {
+  readonly name: string;
+  readonly organization: string;
+  readonly environment: Environment;
+  readonly updatedAt: string;
+}
+
+/** GET /admin/secrets/values. */
+export interface FlowSecretList {
+  readonly items: readonly FlowSecretView[];
 }

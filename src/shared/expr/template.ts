@@ -3,7 +3,9 @@
  *
  * - `{name}`, `{customer.address.city}`, `{items.0.id}` read flow variables; `{env.NAME}` reads
  *   the environment (`env` as the first segment always means the environment; `{env}` alone is
- *   not a value and counts as missing). A name starts with a letter or `_` and continues with
+ *   not a value and counts as missing). `{secret.NAME}` (`secret` likewise) resolves only where
+ *   the context gives `secret`, to what it answers for NAME (a serviceTask's stand-in for the
+ *   value, filled in as its call goes out: engine/work/secret-refs.ts); elsewhere it is missing. A name starts with a letter or `_` and continues with
  *   letters, digits or `_`; later segments are names or array indexes (digits).
  * - `${...}` is JUEL and is left as is, up to its matching `}` (quotes and nested braces inside
  *   are respected; an unterminated `${` leaves the rest of the text as is).
@@ -20,10 +22,12 @@
 
 import { memoByText } from '../memo.js';
 
-/** What templates can reference: flow variables and environment values. */
+/** What templates can reference: flow variables and environment values, and secrets where given. */
 export interface TemplateContext {
   readonly vars: Readonly<Record<string, unknown>>;
   readonly env: Readonly<Record<string, string>>;
+  /** What `{secret.NAME}` resolves to; absent: it is missing. */
+  readonly secret?: (name: string) => string;
 }
 
 /** A template split into literal text and references. */
@@ -98,6 +102,7 @@ const MISSING = Symbol('missing');
 function lookup(segments: readonly string[], ctx: TemplateContext): unknown {
   let root: Readonly<Record<string, unknown>> = ctx.vars;
   let from = 0;
+  if (segments[0] === 'secret') return segments.length === 2 && ctx.secret ? ctx.secret(segments[1]!) : MISSING;
   if (segments[0] === 'env') {
     if (segments.length < 2) return MISSING;
     root = ctx.env;

@@ -44,6 +44,9 @@ export const NODE_FAILURE_CODES = {
   HTTP_RESPONSE_TOO_LARGE: 'the response body is larger than the daemon accepts',
   HTTP_RESPONSE_INVALID: 'the JSON response nests deeper than the JSON depth limit',
   HTTP_FORBIDDEN_ADDRESS: 'the network policy refused a connection of the call',
+  SECRET_NOT_FOUND: "a `{secret.NAME}` the call names has no value in the execution's environment; not attempted",
+  SECRET_UNREADABLE:
+    'a `{secret.NAME}` value cannot be decrypted: the daemon lacks the secrets key it was sealed with, or the value was changed on disk; not attempted',
 
   // scriptTask
   SCRIPT_ERROR: 'the script threw or does not parse',

@@ -11,6 +11,7 @@ import { isRecord } from '../json-object.js';
 import { taskDataProblems } from '../input-data.js';
 import type { At } from './problems.js';
 import { scriptSyntaxError } from './script-syntax.js';
+import { checkSecretRefs } from './secret-refs.js';
 import { timeoutCeiling } from './timeouts.js';
 import { MEMORY_ACTIONS, type FlowNode, type FormField, type MemoryAction } from './types.js';
 
@@ -104,6 +105,7 @@ export function checkNodes(
       });
     }
     checkComposite(node, [...prefix, id], at);
+    checkSecretRefs(node, [...prefix, id], at);
     if (node.type === 'intermediateCatchEvent') {
       if (node.eventType !== 'timer' && typeof n.messageRef !== 'string') {
         at('MISSING_PROPERTY', [...prefix, id, 'messageRef'], `a ${node.eventType} catch event needs messageRef`, [

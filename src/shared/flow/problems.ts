@@ -26,6 +26,7 @@ export type FlowProblemCode =
   | 'TOOL_WITHOUT_INPUTS'
   | 'UNKNOWN_DOMAIN'
   | 'JOB_INPUT_MISMATCH'
+  | 'SECRET_NOT_ALLOWED'
   | LimitProblemCode;
 
 /** One thing wrong with a flow, located as precisely as the file allows. */

@@ -54,6 +54,7 @@ const SECRETS = {
   provider2: 'sk-AUDIT-provider-6',
   envValue: 'envvalue-AUDIT-7',
   taskData: 'taskdata-AUDIT-8',
+  flowSecret: 'tok-AUDIT-flow-secret-9',
 };
 
 interface Context {
@@ -97,6 +98,20 @@ const ROWS: Row[] = [
     route: 'POST /admin/flows/:processId/activate',
     as: 'admin',
     request: async () => ({ method: 'POST', url: `/admin/flows/${PROCESS_ID}/activate`, payload: { version: '1' } }),
+  },
+  {
+    route: 'PUT /admin/secrets/values/:name',
+    as: 'admin',
+    request: async () => ({
+      method: 'PUT',
+      url: '/admin/secrets/values/WAREHOUSE_TOKEN',
+      payload: { value: SECRETS.flowSecret },
+    }),
+  },
+  {
+    route: 'DELETE /admin/secrets/values/:name',
+    as: 'admin',
+    request: async () => ({ method: 'DELETE', url: '/admin/secrets/values/WAREHOUSE_TOKEN' }),
   },
   {
     route: 'POST /admin/flows/:processId/promote',

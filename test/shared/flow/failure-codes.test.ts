@@ -41,6 +41,7 @@ t.test('the API error codes a node keeps from a thrown WfxError are exactly thes
     'ORG_RATE_EXCEEDED',
     'PROCESS_NOT_FOUND',
     'PROCESS_NOT_PUBLISHED',
+    'SECRET_UNREADABLE',
     'VERSION_NOT_FOUND',
   ]);
 });

@@ -19,9 +19,10 @@ export interface NodeScope {
   readonly maxLoopIterations: number;
   /**
    * Resolves `{ref}` templates in a property (deeply); a missing reference logs a WARN.
-   * `fallback` holds values a reference finds when no variable of that name exists.
+   * `fallback` holds values a reference finds when no variable of that name exists; `secret`,
+   * what `{secret.NAME}` resolves to (a serviceTask's stand-ins; without it, missing).
    */
-  resolve(value: unknown, fallback?: Readonly<Record<string, unknown>>): unknown;
+  resolve(value: unknown, fallback?: Readonly<Record<string, unknown>>, secret?: (name: string) => string): unknown;
   /** As `resolve`, but a missing reference is returned in `missing` instead of logged (the node decides). */
   resolveChecked(
     value: unknown,

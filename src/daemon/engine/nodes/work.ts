@@ -3,6 +3,7 @@ import { MAX_CALL_TIMEOUT_MS, MAX_SCRIPT_TIMEOUT_MS } from '../../../shared/flow
 import type { RetrySpec, ScriptTaskNode, ServiceTaskNode } from '../../../shared/flow/types.js';
 import { DEFAULT_RETRY } from '../../outbound/http-request.js';
 import { asText, type NodeHandler, type Outcome, type ResumeInput } from './handler.js';
+import { SecretRefs } from '../work/secret-refs.js';
 
 const SERVICE_TIMEOUT = '30s';
 const SCRIPT_TIMEOUT = '5s';
@@ -45,11 +46,14 @@ export function workResult(input: ResumeInput, onValue: (value: unknown) => Outc
  */
 export const serviceTask: NodeHandler<ServiceTaskNode> = {
   run: (node, scope) => {
+    // `{secret.NAME}` resolves to stand-ins the work runner fills in as the call goes out.
+    const secrets = new SecretRefs();
+    const resolve = (v: unknown) => scope.resolve(v, undefined, secrets.token);
     const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries((scope.resolve(node.headers ?? {}) ?? {}) as Record<string, unknown>))
+    for (const [name, value] of Object.entries((resolve(node.headers ?? {}) ?? {}) as Record<string, unknown>))
       headers[name] = asText(value);
-    const url = asText(scope.resolve(node.url));
-    const query = (scope.resolve(node.query ?? {}) ?? {}) as Record<string, unknown>;
+    const url = asText(resolve(node.url));
+    const query = (resolve(node.query ?? {}) ?? {}) as Record<string, unknown>;
     // Credentials of the environment the URL carries (in its path, say) are hidden in its log line.
     const shown = url + JSON.stringify(query);
     const redact = scope.credentials().filter((v) => shown.includes(v));
@@ -63,7 +67,8 @@ export const serviceTask: NodeHandler<ServiceTaskNode> = {
           headers,
           query,
           ...(redact.length > 0 && { redact }),
-          ...(node.body !== undefined && { body: scope.resolve(node.body) }),
+          ...(node.body !== undefined && { body: resolve(node.body) }),
+          ...(secrets.used && { secrets: secrets.byToken }),
           // A flow published before the ceiling runs at the ceiling.
           timeoutMs: Math.min(parseDuration(node.timeout ?? SERVICE_TIMEOUT), MAX_CALL_TIMEOUT_MS),
           retry: retryPolicy(node.retry),

@@ -79,13 +79,14 @@ export class Scope implements NodeScope {
   resolveChecked(
     value: unknown,
     fallback?: Readonly<Record<string, unknown>>,
+    secret?: (name: string) => string,
   ): { readonly value: unknown; readonly missing: readonly string[] } {
     const vars = fallback ? extensibleCopy(fallback, this.instance.variables) : this.instance.variables;
-    return resolveDeep(value, { vars, env: this.env });
+    return resolveDeep(value, { vars, env: this.env, ...(secret && { secret }) });
   }
 
-  resolve(value: unknown, fallback?: Readonly<Record<string, unknown>>): unknown {
-    const r = this.resolveChecked(value, fallback);
+  resolve(value: unknown, fallback?: Readonly<Record<string, unknown>>, secret?: (name: string) => string): unknown {
+    const r = this.resolveChecked(value, fallback, secret);
     for (const ref of r.missing) {
       this.warnings.push({
         type: 'instance.logged',

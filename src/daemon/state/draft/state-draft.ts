@@ -180,6 +180,7 @@ const READ_ONLY = [
   'apiKeys',
   'flows',
   'environments',
+  'flowSecrets',
   'webhooks',
   'webhookTokens',
   'emailConnections',

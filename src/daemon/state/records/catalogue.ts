@@ -1,7 +1,7 @@
 /**
  * Records of the directory an organization keeps: the organization itself, its API keys, its
- * flows and which version runs where, its environment variables, its domains (job queues) and
- * its model providers.
+ * flows and which version runs where, its environment variables and flow secrets, its domains
+ * (job queues) and its model providers.
  */
 import type { AiProvider, ApiKey, ApiKeyStatus, Domain, Environment, FlowVersion } from '../state.js';
 import type { Handlers } from './handlers.js';
@@ -40,6 +40,15 @@ export type CatalogueRecord =
       readonly environment: Environment;
       readonly name: string;
       readonly value: string | null;
+    }
+  /** A flow secret's value was set (`value` sealed), or removed (`value` null). */
+  | {
+      readonly type: 'flowSecret.set';
+      readonly organization: string;
+      readonly environment: Environment;
+      readonly name: string;
+      readonly value: string | null;
+      readonly at: string;
     }
   /** A domain was registered (or registered again: replaced whole). */
   | { readonly type: 'domain.saved'; readonly domain: Domain }
@@ -90,6 +99,16 @@ export const catalogueHandlers: Handlers<CatalogueRecord> = {
     const vars = (byEnv[r.environment] ??= {});
     if (r.value === null) delete vars[r.name];
     else vars[r.name] = r.value;
+  },
+  'flowSecret.set': (state, r) => {
+    const byEnv = (state.flowSecrets[r.organization] ??= {});
+    const named = (byEnv[r.environment] ??= {});
+    if (r.value !== null) named[r.name] = { value: r.value, updatedAt: r.at };
+    else {
+      delete named[r.name];
+      if (Object.keys(named).length === 0) delete byEnv[r.environment];
+      if (Object.keys(byEnv).length === 0) delete state.flowSecrets[r.organization];
+    }
   },
   'domain.saved': (state, r) => {
     (state.domains[r.domain.organization] ??= {})[r.domain.name] = r.domain;

@@ -21,6 +21,10 @@ import type {
   FlowCoverageList,
   FlowCoverageView,
   FlowDetail,
+  FlowSecretList,
+  FlowSecretQuery,
+  FlowSecretView,
+  SetFlowSecretBody,
   FlowList,
   FlowPage,
   FlowPageQuery,
@@ -178,6 +182,17 @@ export const environments = {
   /** DELETE /admin/environments/{env}/variables/{name}. Throws NOT_FOUND. */
   unset: (env: Environment, name: string, query: Org = {}) =>
     call<VariableChanged>('DELETE', withQuery(path`/admin/environments/${env}/variables/${name}`, query)),
+};
+
+export const secrets = {
+  /** GET /admin/secrets/values: names, environments and times, never a value. Throws FORBIDDEN. */
+  list: (query: FlowSecretQuery = {}) => get<FlowSecretList>(withQuery('/admin/secrets/values', query)),
+  /** PUT /admin/secrets/values/{name}: sets a value (sealed; never answered). Throws VALIDATION_ERROR, FORBIDDEN. */
+  set: (name: string, body: SetFlowSecretBody) =>
+    call<FlowSecretView>('PUT', path`/admin/secrets/values/${name}`, body),
+  /** DELETE /admin/secrets/values/{name}. Throws NOT_FOUND. */
+  delete: (name: string, query: FlowSecretQuery = {}) =>
+    call<FlowSecretView>('DELETE', withQuery(path`/admin/secrets/values/${name}`, query)),
 };
 
 export const domains = {

@@ -42,6 +42,8 @@ Commands:
   keys                         manage API keys (needs ADMIN)
   env                          the {env.NAME} values flows read, per environment
                                (needs ADMIN)
+  secrets                      the values flows name as {secret.NAME}, per
+                               environment, sealed and never shown (needs ADMIN)
   webhooks                     webhook registrations: endpoints for GitHub,
                                Stripe, Slack, Standard Webhooks and custom
                                senders (needs ADMIN)
@@ -1552,6 +1554,58 @@ Examples:
   $ wfx run 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --set order.id=42 --set order.total=250
   $ wfx run flows/order-approval.yaml --data @order.json --follow
   $ wfx run 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --wait --timeout 60 --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx secrets delete --help 1`] = `
+Usage: wfx secrets delete [options] <name>
+
+remove a value: a call that names it fails with SECRET_NOT_FOUND
+
+Options:
+  --env <environment>   the environment (choices: "DEVELOPMENT", "PRODUCTION",
+                        default: "PRODUCTION")
+  --org <organization>  the organization (system keys)
+  -h, --help            display help for command
+
+Example:
+  $ wfx secrets delete WAREHOUSE_TOKEN --env DEVELOPMENT
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx secrets list --help 1`] = `
+Usage: wfx secrets list [options]
+
+the secrets set: names, environments and when, never a value
+
+Options:
+  --env <environment>   one environment's (default: both)
+  --org <organization>  one organization (system keys; default every one)
+  -h, --help            display help for command
+
+Example:
+  $ wfx secrets list --env PRODUCTION
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx secrets set --help 1`] = `
+Usage: wfx secrets set [options] <name>
+
+set a value (the daemon seals it; it is never shown again)
+
+Options:
+  --env <environment>   the environment (choices: "DEVELOPMENT", "PRODUCTION",
+                        default: "PRODUCTION")
+  --stdin               read the value from standard input
+  --from-file <file>    read the value from a file (a mounted secret)
+  --from-env <var>      read the value from this program's environment variable
+                        (a pipeline's secret)
+  --org <organization>  the organization (system keys)
+  -h, --help            display help for command
+
+Examples:
+  $ printf %s "$TOKEN" | wfx secrets set WAREHOUSE_TOKEN --stdin
+  $ wfx secrets set WAREHOUSE_TOKEN --from-env CI_WAREHOUSE_TOKEN --env DEVELOPMENT
 
 `
 

@@ -1,0 +1,44 @@
+/**
+ * Where a flow may name a secret: `{secret.NAME}` only in a serviceTask's url, headers, query and
+ * body, which the daemon fills in as the call goes out. Anywhere else its value could be copied
+ * into variables (a setVariable, an output, a message), and from there into history, logs and
+ * answers: the flow is refused at publish (SECRET_NOT_ALLOWED). Pure.
+ */
+import { findReferences } from '../expr/template.js';
+import { isRecord } from '../json-object.js';
+import type { At } from './problems.js';
+import type { FlowNode } from './types.js';
+
+/** The properties of a serviceTask that may hold `{secret.NAME}`. */
+const SECRET_PLACES: ReadonlySet<string> = new Set(['url', 'headers', 'query', 'body']);
+/** A secret's name, as `wfx secrets set` takes it. */
+export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Reports each `{secret...}` reference of node `id` (at `path`) that is not where a secret may be. Bodies are checked as their own nodes. */
+export function checkSecretRefs(node: FlowNode, path: readonly (string | number)[], at: At): void {
+  const walk = (value: unknown, here: readonly (string | number)[]): void => {
+    if (typeof value === 'string') {
+      if (!value.includes('{secret')) return;
+      for (const ref of findReferences(value)) {
+        const segments = ref.split('.');
+        if (segments[0] !== 'secret') continue;
+        const allowed = node.type === 'serviceTask' && SECRET_PLACES.has(String(here[path.length]));
+        if (segments.length !== 2 || !SECRET_NAME.test(segments[1]!))
+          at('SECRET_NOT_ALLOWED', here, `{${ref}} is not a secret's name: write {secret.NAME}`);
+        else if (!allowed)
+          at(
+            'SECRET_NOT_ALLOWED',
+            here,
+            `{${ref}} may be used only in a serviceTask's url, headers, query and body, which are filled in as the call goes out: elsewhere its value could be copied into variables`,
+          );
+      }
+    } else if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...here, i]));
+    else if (isRecord(value))
+      for (const [k, v] of Object.entries(value)) {
+        // A body's nodes are checked as nodes; a script is code, not a template.
+        if (here.length === path.length && (k === 'nodes' || k === 'script')) continue;
+        walk(v, [...here, k]);
+      }
+  };
+  walk(node, path);
+}
