@@ -18,7 +18,7 @@ import type { HttpCall, HttpCallOptions } from './work/http.js';
 import type { NetworkPolicy } from '../outbound/network-policy.js';
 import type { WorkResult } from '../outbound/result.js';
 import { createScriptRunner, type ScriptRunner } from './work/script.js';
-import { withoutSecretValues, withSecretNames, withSecretValues } from './work/secret-refs.js';
+import { secretNamer, withoutSecretValues, withSecretNames, withSecretValues } from './work/secret-refs.js';
 import { flowSecretContext } from '../state/secret-fields.js';
 import type { VoiceRunner } from '../voice/types.js';
 import { execution } from '../state/executions.js';
@@ -134,7 +134,8 @@ export class WorkRunner {
           ...(span && { traceparent: traceparentOf(span) }),
           onRetry: (info) => {
             logged++;
-            this.logWork(order, `attempt ${info.attempt} failed (${info.reason}); retrying in ${info.delayMs}ms`);
+            const line = `attempt ${info.attempt} failed (${info.reason}); retrying in ${info.delayMs}ms`;
+            this.logWork(order, secrets === null ? line : secretNamer(secrets.named)(line));
           },
         });
         // What came back holds no secret value: a server may echo one.

@@ -74,12 +74,17 @@ export function withSecretNames(call: HttpCall): HttpCall {
   return { ...call, url: name(call.url) };
 }
 
-/** `result` with every secret value in `named` (value -> name) written `[secret NAME]`: its value, message and logs. */
-export function withoutSecretValues(result: WorkResult, named: ReadonlyMap<string, string>): WorkResult {
+/** What writes each secret value in `named` (value -> name) as `[secret NAME]` in a text. */
+export function secretNamer(named: ReadonlyMap<string, string>): (text: string) => string {
   const pairs = [...named].map(([value, name]) => [value, `[secret ${name}]`] as const);
   // Longest first: a value that holds another is replaced whole.
   pairs.sort((a, b) => b[0].length - a[0].length);
-  const scrub = replacer(pairs);
+  return replacer(pairs);
+}
+
+/** `result` with every secret value in `named` (value -> name) written `[secret NAME]`: its value, message and logs. */
+export function withoutSecretValues(result: WorkResult, named: ReadonlyMap<string, string>): WorkResult {
+  const scrub = secretNamer(named);
   const logs = result.logs?.map(scrub);
   if (result.ok) return { ...result, value: replaceDeep(result.value, scrub), ...(logs && { logs }) };
   return { ...result, message: scrub(result.message), ...(logs && { logs }) };
