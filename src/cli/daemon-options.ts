@@ -312,6 +312,8 @@ export function storeOptions(
 export const SECRETS_KEY_FILE_HELP =
   'the file of the keys that encrypt stored secrets (default $WFX_SECRETS_KEY_FILE, else <data-dir>/secrets.key, made on first start); $WFX_SECRETS_KEY gives the keys themselves';
 export const SECRETS_KEYRING_HELP = 'keep the keys that encrypt stored secrets in the OS keyring instead of a file';
+export const SECRETS_DIR_HELP =
+  'a directory of mounted secret files (Kubernetes, Docker): NAME or ENVIRONMENT/NAME backs {secret.NAME} of organization default, read at each use (default $WFX_SECRETS_DIR)';
 export const FORGET_SECRETS_HELP =
   'the keys lost: start anyway, forgetting the stored secrets sealed with keys this daemon lacks (set them again)';
 
@@ -320,14 +322,21 @@ export interface SecretsFlags {
   readonly secretsKeyFile?: string;
   readonly secretsKeyring?: boolean;
   readonly forgetSecretsWithoutKey?: boolean;
+  readonly secretsDir?: string;
 }
 
 /**
  * Where the daemon's secrets keys come from: `--secrets-key-file` (else WFX_SECRETS_KEY_FILE),
  * WFX_SECRETS_KEY (the keys themselves, for containers), or `--secrets-keyring`; none: the
- * data directory's `secrets.key`. Throws USAGE_ERROR when more than one is given.
+ * data directory's `secrets.key`. Throws USAGE_ERROR when more than one is given. And the
+ * directory of mounted secret files (`--secrets-dir`, else WFX_SECRETS_DIR).
  */
-export function secretsOptions(ctx: CliContext, opts: SecretsFlags): Pick<DaemonOptions, 'secretsKey'> {
+export function secretsOptions(ctx: CliContext, opts: SecretsFlags): Pick<DaemonOptions, 'secretsKey' | 'secretsDir'> {
+  const dir = opts.secretsDir ?? (ctx.env.WFX_SECRETS_DIR || undefined);
+  return { ...keyOptions(ctx, opts), ...(dir !== undefined && { secretsDir: resolve(ctx.cwd, dir) }) };
+}
+
+function keyOptions(ctx: CliContext, opts: SecretsFlags): Pick<DaemonOptions, 'secretsKey'> {
   const file = opts.secretsKeyFile ?? (ctx.env.WFX_SECRETS_KEY_FILE || undefined);
   const text = ctx.env.WFX_SECRETS_KEY || undefined;
   const given = [file !== undefined, text !== undefined, opts.secretsKeyring === true].filter(Boolean).length;

@@ -26,6 +26,7 @@ import {
   safetyOptions,
   SECRETS_KEY_FILE_HELP,
   SECRETS_KEYRING_HELP,
+  SECRETS_DIR_HELP,
   secretsOptions,
   SHARE_HELP,
   STANDBY_HELP,
@@ -73,6 +74,7 @@ export function addRunFlags(command: Command): Command {
     .option('--advertise-url <url>', ADVERTISE_HELP, parseAdvertiseUrl)
     .option('--secrets-key-file <file>', SECRETS_KEY_FILE_HELP)
     .option('--secrets-keyring', SECRETS_KEYRING_HELP)
+    .option('--secrets-dir <dir>', SECRETS_DIR_HELP)
     .option('--forget-secrets-without-key', FORGET_SECRETS_HELP);
   return addTracingFlags(addOidcFlags(addAuditFlags(addConnectionFlags(command))));
 }

@@ -1,7 +1,7 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -142,4 +142,57 @@ t.test('a serviceTask sends {secret.TOKEN}; nothing the daemon keeps or answers 
   const { findings, files } = scanDir(join(cwd, '.wfx'), needlesOf([token]));
   t.ok(files > 3, `${files} files of the data directory, its log, history and audit trail read`);
   t.same(findings, [], 'no file holds the value, in any encoding');
+});
+
+t.test('--secrets-dir: mounted files back the secrets, read at each use', async (t) => {
+  const got: string[] = [];
+  const server = createServer((req, res) => {
+    got.push(req.headers.authorization ?? '');
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const warehouse = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const cwd = t.testdir({
+    'reserve.yaml': FLOW,
+    mounted: { TOKEN: 'dir-token-1\n', DEVELOPMENT: { TOKEN: 'dev-token' } },
+  });
+  const { url } = await startDaemon(t, { cwd, args: ['--secrets-dir', 'mounted'] });
+  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+  const api = (method: string, path: string, body?: object) => callDaemon(url, key, method, path, body);
+  const run = (args: string[], stdin?: string) => wfxIn(args, { cwd, ...(stdin !== undefined && { stdin }) });
+  for (const env of ['PRODUCTION', 'DEVELOPMENT']) {
+    t.equal((await run(['env', 'set', 'WAREHOUSE', warehouse, '--env', env])).code, 0);
+    t.equal((await run(['flow', 'publish', 'reserve.yaml', '--env', env])).code, 0);
+  }
+  const completed = async (environment: string) => {
+    const started = await api('POST', `/process/start?environment=${environment}`, { processId: ORDERS, data: {} });
+    const id = started.body.processInstanceId as string;
+    let inst: Record<string, unknown> = {};
+    await eventually(`${id} ended`, async () => {
+      inst = (await api('GET', `/process/instance/${id}`)).body;
+      return inst.state !== 'RUNNING';
+    });
+    t.equal(inst.state, 'COMPLETED', JSON.stringify(inst.data));
+  };
+
+  await completed('PRODUCTION');
+  await writeFile(join(cwd, 'mounted', 'TOKEN'), 'dir-token-2\n'); // the platform rotates it
+  await completed('PRODUCTION');
+  await completed('DEVELOPMENT');
+  t.equal((await run(['secrets', 'set', 'TOKEN', '--from-env', 'SET_TOKEN'], undefined)).code, 2, 'no such variable');
+  const set = await wfxIn(['secrets', 'set', 'TOKEN', '--from-env', 'SET_TOKEN'], {
+    cwd,
+    env: { ...process.env, SET_TOKEN: 'api-token' },
+  });
+  t.equal(set.code, 0, set.stderr);
+  await completed('PRODUCTION');
+  t.same(
+    got,
+    ['Bearer dir-token-1', 'Bearer dir-token-2', 'Bearer dev-token', 'Bearer api-token'],
+    'a value set over the API comes first',
+  );
 });

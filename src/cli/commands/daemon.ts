@@ -268,7 +268,8 @@ async function startBackground(ctx: CliContext, cmd: Command, opts: StartOptions
   if (opts.share) args.push('--share');
   if (opts.advertiseUrl !== undefined) args.push('--advertise-url', opts.advertiseUrl);
   // The keys' file by its path; WFX_SECRETS_KEY goes in the child's environment, as given.
-  const { secretsKey } = secretsOptions(ctx, opts);
+  const { secretsKey, secretsDir } = secretsOptions(ctx, opts);
+  if (secretsDir !== undefined) args.push('--secrets-dir', secretsDir);
   if (secretsKey?.file !== undefined) args.push('--secrets-key-file', secretsKey.file);
   if (secretsKey?.keyring) args.push('--secrets-keyring');
   if (secretsKey?.forgetMissing) args.push('--forget-secrets-without-key');

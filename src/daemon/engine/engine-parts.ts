@@ -73,6 +73,7 @@ export function engineParts(host: EngineHost, options: EngineOptions): EnginePar
     secrets: host.secrets,
     http: options.http ?? callHttp,
     network: options.network,
+    secretsDir: options.secretsDir,
     scripts: options.scripts,
     ai: options.ai,
     voice:

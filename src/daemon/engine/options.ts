@@ -43,6 +43,11 @@ export interface EngineOptions {
   readonly http?: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;
   /** Where serviceTask calls may connect (passed to `http`). Default: the built-in rules (outbound/network-policy.ts). */
   readonly network?: NetworkPolicy;
+  /**
+   * A directory of mounted secret files (`--secrets-dir`): `ENVIRONMENT/NAME`, else `NAME`, backs
+   * `{secret.NAME}` of organization default when the state holds no value, read at each use.
+   */
+  readonly secretsDir?: string;
   /** The scriptTask sandbox. Default: a pool of QuickJS workers, started on first use, closed with the engine. */
   readonly scripts?: ScriptRunner;
   /** How deep start data, work results and the variables a node sets may nest (default DEFAULT_MAX_JSON_DEPTH; see json-shape.ts). */

@@ -3,6 +3,8 @@
  * carried out outside any step: started once the step that asked is durable, their result
  * handed back in a new step.
  */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { errorMessage } from '../../shared/errors.js';
 import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
 import { openedProviderLookup } from '../ai/lookup.js';
@@ -23,6 +25,22 @@ import { flowSecretContext } from '../state/secret-fields.js';
 import type { VoiceRunner } from '../voice/types.js';
 import { execution } from '../state/executions.js';
 
+/**
+ * Secret `name`'s value from a directory of mounted secret files: `ENVIRONMENT/NAME`, else
+ * `NAME`, its last newline cut; null when neither exists. Read at each use, so a file the
+ * platform rotates is picked up. `name` is a secret's name (no separator, no dot first).
+ */
+async function mountedSecret(dir: string, environment: string, name: string): Promise<string | null> {
+  for (const file of [join(dir, environment, name), join(dir, name)]) {
+    try {
+      return (await readFile(file, 'utf8')).replace(/\r?\n$/, '');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  return null;
+}
+
 /** What a WorkRunner needs from the engine. */
 export interface WorkRunnerOptions {
   readonly state: WfxState;
@@ -32,6 +50,8 @@ export interface WorkRunnerOptions {
   readonly http: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;
   /** Where serviceTask calls may connect (passed to `http`); undefined: its built-in rules. */
   readonly network: NetworkPolicy | undefined;
+  /** Mounted secret files backing organization default's `{secret.NAME}` (EngineOptions.secretsDir). */
+  readonly secretsDir: string | undefined;
   /** The scriptTask sandbox; undefined: a pool of QuickJS workers, made on first use and closed by close(). */
   readonly scripts: ScriptRunner | undefined;
   /** How aiTask calls are made (EngineOptions.ai); undefined: they fail with AI_PROVIDER_NOT_FOUND. */
@@ -71,30 +91,38 @@ export class WorkRunner {
    * The values of the secrets a serviceTask's call names (`byToken`: stand-in -> name), opened
    * for its execution's organization and environment; or the failure that stops the call.
    */
-  private openSecrets(
+  private async openSecrets(
     order: WorkOrder,
     byToken: Readonly<Record<string, string>>,
-  ): { ok: true; values: Map<string, string>; named: Map<string, string> } | Extract<WorkResult, { ok: false }> {
+  ): Promise<
+    { ok: true; values: Map<string, string>; named: Map<string, string> } | Extract<WorkResult, { ok: false }>
+  > {
     const inst = execution(this.options.state, order.instanceId);
+    const organization = inst?.organization ?? '';
+    const environment = inst?.environment ?? 'PRODUCTION';
     const values = new Map<string, string>();
     const named = new Map<string, string>();
     for (const [token, name] of Object.entries(byToken)) {
-      const organization = inst?.organization ?? '';
-      const environment = inst?.environment ?? 'PRODUCTION';
-      const stored = this.options.state.flowSecrets[organization]?.[environment]?.[name];
-      if (stored === undefined)
+      let value: string | null;
+      try {
+        const stored = this.options.state.flowSecrets[organization]?.[environment]?.[name];
+        value =
+          stored !== undefined
+            ? this.options.secrets.open(stored.value, flowSecretContext({ organization, environment, name }))
+            : organization === 'default' && this.options.secretsDir !== undefined
+              ? await mountedSecret(this.options.secretsDir, environment, name)
+              : null;
+      } catch (err) {
+        return { ok: false, code: 'SECRET_UNREADABLE', message: `secret ${name}: ${errorMessage(err)}` };
+      }
+      if (value === null)
         return {
           ok: false,
           code: 'SECRET_NOT_FOUND',
           message: `secret ${name} has no value in ${environment} (wfx secrets set ${name} --env ${environment})`,
         };
-      try {
-        const value = this.options.secrets.open(stored.value, flowSecretContext({ organization, environment, name }));
-        values.set(token, value);
-        if (value !== '') named.set(value, name);
-      } catch (err) {
-        return { ok: false, code: 'SECRET_UNREADABLE', message: `secret ${name}: ${errorMessage(err)}` };
-      }
+      values.set(token, value);
+      if (value !== '') named.set(value, name);
     }
     return { ok: true, values, named };
   }
@@ -124,7 +152,7 @@ export class WorkRunner {
       const { request } = order;
       if (request.kind === 'http') {
         let logged = 0;
-        const secrets = request.call.secrets === undefined ? null : this.openSecrets(order, request.call.secrets);
+        const secrets = request.call.secrets === undefined ? null : await this.openSecrets(order, request.call.secrets);
         if (secrets !== null && !secrets.ok) return secrets;
         const call = secrets === null ? request.call : withSecretValues(request.call, secrets.values);
         const span = TRACER === null ? null : clientSpan(TRACER, state, order, `HTTP ${request.call.method}`);

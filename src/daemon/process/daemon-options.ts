@@ -73,6 +73,8 @@ export interface DaemonOptions extends Omit<StoreChoice, 'dataDir'> {
   readonly executionCache?: number;
   /** Where the keys that encrypt stored secrets are: default `<data-dir>/secrets.key`, made on first start. */
   readonly secretsKey?: SecretsKeyOptions;
+  /** A directory of mounted secret files backing `{secret.NAME}` of organization default (engine/options.ts). */
+  readonly secretsDir?: string;
   /** Connections served at once (default: from the open-files limit, see api/open-files.ts). */
   readonly maxConnections?: number;
   /** ms a connection has to send a request's headers (default DEFAULT_HEADERS_TIMEOUT_MS). */

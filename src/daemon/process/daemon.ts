@@ -144,6 +144,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       ai,
       files,
       secrets,
+      ...(options.secretsDir !== undefined && { secretsDir: options.secretsDir }),
       maxJsonDepth: options.maxJsonDepth,
       ...(options.limits && { limits: options.limits }),
       ...(options.bulkRate !== undefined && { bulkRate: options.bulkRate }),

@@ -419,6 +419,11 @@ Options:
                                       themselves
   --secrets-keyring                   keep the keys that encrypt stored secrets
                                       in the OS keyring instead of a file
+  --secrets-dir <dir>                 a directory of mounted secret files
+                                      (Kubernetes, Docker): NAME or
+                                      ENVIRONMENT/NAME backs {secret.NAME} of
+                                      organization default, read at each use
+                                      (default $WFX_SECRETS_DIR)
   --forget-secrets-without-key        the keys lost: start anyway, forgetting
                                       the stored secrets sealed with keys this
                                       daemon lacks (set them again)
@@ -573,6 +578,11 @@ Options:
                                       themselves
   --secrets-keyring                   keep the keys that encrypt stored secrets
                                       in the OS keyring instead of a file
+  --secrets-dir <dir>                 a directory of mounted secret files
+                                      (Kubernetes, Docker): NAME or
+                                      ENVIRONMENT/NAME backs {secret.NAME} of
+                                      organization default, read at each use
+                                      (default $WFX_SECRETS_DIR)
   --forget-secrets-without-key        the keys lost: start anyway, forgetting
                                       the stored secrets sealed with keys this
                                       daemon lacks (set them again)
