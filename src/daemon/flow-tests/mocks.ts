@@ -20,6 +20,7 @@ import type { ScriptRunner } from '../engine/work/script.js';
 import type { WorkResult } from '../outbound/result.js';
 import type { AiProvider } from '../state/state.js';
 import type { Spoken, VoiceCall } from '../voice/types.js';
+import { withoutSecretValues, withSecretValues } from '../engine/work/secret-refs.js';
 import type { FailMock, JobMock, Mock, MockAnswer } from './test-file.js';
 
 /** Stops a case: thrown from anywhere in it, caught once by runCase. */
@@ -72,10 +73,42 @@ export class CaseWork {
     private readonly setting: CaseWorkSetting,
     /** The case's clock (a spoken file's time). */
     private readonly now: () => Date,
+    /** The case's `{secret.NAME}` values (its `secrets`). */
+    private readonly secrets: Readonly<Record<string, string>> = {},
   ) {}
 
-  /** Carries out `order`, the work of node `nodeId`. */
+  /**
+   * Carries out `order`, the work of node `nodeId`. A serviceTask's `{secret.NAME}` takes the
+   * case's value, as the daemon's work runner takes the real one: filled in as the call goes out,
+   * written `[secret NAME]` in what comes back; one the case does not give fails the node with
+   * SECRET_NOT_FOUND, as a daemon without the value does.
+   */
   async run(order: WorkOrder, nodeId: string): Promise<WorkResult> {
+    const request = order.request;
+    if (request.kind === 'http' && request.call.secrets !== undefined) {
+      const values = new Map<string, string>();
+      const named = new Map<string, string>();
+      for (const [token, name] of Object.entries(request.call.secrets)) {
+        const value = Object.hasOwn(this.secrets, name) ? this.secrets[name]! : undefined;
+        if (value === undefined)
+          return {
+            ok: false,
+            code: 'SECRET_NOT_FOUND',
+            message: `secret ${name} has no value in the case (give it under secrets)`,
+          };
+        values.set(token, value);
+        if (value !== '') named.set(value, name);
+      }
+      const result = await this.work(
+        { ...order, request: { kind: 'http', call: withSecretValues(request.call, values) } },
+        nodeId,
+      );
+      return withoutSecretValues(result, named);
+    }
+    return this.work(order, nodeId);
+  }
+
+  private async work(order: WorkOrder, nodeId: string): Promise<WorkResult> {
     const request = order.request;
     if (this.mocks[nodeId] === undefined) {
       if (request.kind === 'script') return this.setting.scripts().run(request.run);

@@ -81,7 +81,7 @@ export async function runCase(c: TestCase, setting: CaseSetting): Promise<CaseRe
   const began = performance.now();
   let engine: MemoryEngine | null = null;
   let root: string | null = null;
-  const mocks = new CaseWork(c.mocks, c.at, setting, () => engine?.now ?? new Date(CASE_EPOCH));
+  const mocks = new CaseWork(c.mocks, c.at, setting, () => engine?.now ?? new Date(CASE_EPOCH), c.secrets);
   const work = (order: WorkOrder): Promise<WorkResult> =>
     mocks.run(order, engine!.state.instances[order.instanceId]?.nodes[order.nodeInstanceId]?.nodeId ?? '?');
   const jobs = (): Promise<boolean> => Promise.resolve(takeUpJobs(engine!, mocks));

@@ -100,6 +100,8 @@ export interface TestCase {
   };
   /** `{env.NAME}` values of the case's environment: the file's `env`, the case's over them. */
   readonly env: Readonly<Record<string, string>>;
+  /** `{secret.NAME}` values, stand-ins for the real ones: the file's `secrets`, the case's over them. */
+  readonly secrets: Readonly<Record<string, string>>;
   readonly mocks: Readonly<Record<string, Mock>>;
   readonly steps: readonly CaseStep[];
   readonly expect: Expectation;

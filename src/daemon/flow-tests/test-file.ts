@@ -51,7 +51,7 @@ export function readTestFile(
   };
   try {
     const root = object(parsed.value, []);
-    known(root, [], ['flow', 'flows', 'domains', 'env', 'cases']);
+    known(root, [], ['flow', 'flows', 'domains', 'env', 'secrets', 'cases']);
     const domains: Record<string, string> = {};
     if (root.domains !== undefined)
       for (const [name, f] of Object.entries(object(root.domains, ['domains'])))
@@ -59,7 +59,8 @@ export function readTestFile(
     const flow = text_(root.flow, ['flow']);
     const flows = root.flows === undefined ? [] : list(root.flows, ['flows']).map((f, i) => text_(f, ['flows', i]));
     const env = root.env === undefined ? {} : envOf(root.env, ['env']);
-    const cases = list(root.cases, ['cases']).map((c, i) => readCase(c, ['cases', i], at, env));
+    const secrets = root.secrets === undefined ? {} : envOf(root.secrets, ['secrets']);
+    const cases = list(root.cases, ['cases']).map((c, i) => readCase(c, ['cases', i], at, { env, secrets }));
     if (cases.length === 0) throw new Problem(['cases'], 'a test file needs at least one case');
     const names = new Set<string>();
     cases.forEach((c, i) => {
@@ -74,7 +75,7 @@ export function readTestFile(
   }
 }
 
-/** `{env.NAME}` values: names to strings. */
+/** `{env.NAME}` or `{secret.NAME}` values: names to strings. */
 function envOf(value: unknown, path: Path): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(object(value, path))) env[k] = text_(v, [...path, k]);
@@ -85,10 +86,10 @@ function readCase(
   value: unknown,
   path: Path,
   at: (path: Path) => string,
-  fileEnv: Readonly<Record<string, string>>,
+  file: { readonly env: Readonly<Record<string, string>>; readonly secrets: Readonly<Record<string, string>> },
 ): TestCase {
   const c = object(value, path);
-  known(c, path, ['name', 'start', 'env', 'mocks', 'steps', 'expect']);
+  known(c, path, ['name', 'start', 'env', 'secrets', 'mocks', 'steps', 'expect']);
   const name = text_(c.name, [...path, 'name']);
   const start = c.start === undefined ? {} : object(c.start, [...path, 'start']);
   known(start, [...path, 'start'], ['data', 'environment', 'correlationKey', 'webhook', 'email']);
@@ -103,7 +104,8 @@ function readCase(
   const environment = start.environment ?? 'PRODUCTION';
   if (environment !== 'PRODUCTION' && environment !== 'DEVELOPMENT')
     throw new Problem([...path, 'start', 'environment'], 'environment is PRODUCTION or DEVELOPMENT');
-  const env = { ...fileEnv, ...(c.env === undefined ? {} : envOf(c.env, [...path, 'env'])) };
+  const env = { ...file.env, ...(c.env === undefined ? {} : envOf(c.env, [...path, 'env'])) };
+  const secrets = { ...file.secrets, ...(c.secrets === undefined ? {} : envOf(c.secrets, [...path, 'secrets'])) };
   const mocks: Record<string, Mock> = {};
   if (c.mocks !== undefined)
     for (const [node, m] of Object.entries(object(c.mocks, [...path, 'mocks'])))
@@ -124,6 +126,7 @@ function readCase(
         start.correlationKey === undefined ? null : text_(start.correlationKey, [...path, 'start', 'correlationKey']),
     },
     env,
+    secrets,
     mocks,
     steps: steps.map((s, i) => readStep(s, [...path, 'steps', i], at)),
     expect: c.expect === undefined ? {} : expectation(c.expect, [...path, 'expect']),

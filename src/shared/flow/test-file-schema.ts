@@ -124,6 +124,11 @@ const step = {
 /** The JSON Schema of a flow test file. */
 export function testFileSchema(): Record<string, unknown> {
   const env = { type: 'object', additionalProperties: text, description: '{env.NAME} values' };
+  const secrets = {
+    type: 'object',
+    additionalProperties: text,
+    description: "{secret.NAME} values for the test (never the real ones): a serviceTask's call takes them",
+  };
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
     title: 'wfx flow test file',
@@ -135,6 +140,7 @@ export function testFileSchema(): Record<string, unknown> {
       flows: { type: 'array', items: text, description: 'flow files published first (tools, called flows)' },
       domains: { type: 'object', additionalProperties: text, description: 'domain files by domain name' },
       env,
+      secrets,
       cases: {
         type: 'array',
         minItems: 1,
@@ -176,6 +182,7 @@ export function testFileSchema(): Record<string, unknown> {
               'how the execution starts',
             ),
             env,
+            secrets,
             mocks: {
               type: 'object',
               additionalProperties: { oneOf: [mockAnswer, { type: 'array', minItems: 1, items: mockAnswer }] },

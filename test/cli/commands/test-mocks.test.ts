@@ -1,4 +1,6 @@
 import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { wfxIn } from '../../helpers/cli.js';
 
@@ -332,4 +334,50 @@ cases:
   const refused = await wfxIn(['test'], { cwd: bad });
   t.equal(refused.code, 2);
   t.match(refused.stdout, /^voicemail\.test\.yaml:4:\d+: durationMs is a whole number, 0 or more$/m);
+});
+
+t.test("secrets: a case's stand-in values, taken as the daemon takes the real ones", async (t) => {
+  const cwd = t.testdir({
+    'reserve.yaml': `processId: 9a7e6f18-c0a6-4b5d-9d82-b25ed5708b92
+name: Reserve
+nodes:
+  start: { type: startEvent, next: reserve }
+  reserve:
+    type: serviceTask
+    url: "https://warehouse.example/reserve"
+    headers: { authorization: "Bearer {secret.TOKEN}" }
+    resultVariable: reply
+    next: done
+  done: { type: endEvent }
+`,
+    'reserve.test.yaml': `flow: reserve.yaml
+secrets: { TOKEN: test-token }
+cases:
+  - name: what the server echoes holds the name, not the value
+    mocks: { reserve: { status: 200, body: { echoed: Bearer test-token } } }
+    expect: { state: COMPLETED, variables: { reply: { body: { echoed: "Bearer [secret TOKEN]" } } } }
+  - name: a case's own value over the file's
+    secrets: { TOKEN: case-token }
+    mocks: { reserve: { status: 200, body: { echoed: Bearer case-token } } }
+    expect: { state: COMPLETED, variables: { reply: { body: { echoed: "Bearer [secret TOKEN]" } } } }
+`,
+  });
+  const r = await wfxIn(['test', '--reporter', 'json'], { cwd });
+  const cases = casesOf(r.stdout);
+  t.same(
+    cases.map((c) => c.ok),
+    [true, true],
+    cases.map((c) => `${c.name}: ${c.failure?.message ?? 'ok'}`).join('\n'),
+  );
+  const none = t.testdir({
+    'reserve.yaml': readFileSync(join(cwd, 'reserve.yaml'), 'utf8'),
+    'reserve.test.yaml': `flow: reserve.yaml
+cases:
+  - name: no value
+    mocks: { reserve: { status: 200 } }
+    expect: { state: FAILED, errorCode: SECRET_NOT_FOUND }
+`,
+  });
+  const missing = await wfxIn(['test'], { cwd: none });
+  t.equal(missing.code, 0, `a case without the value: the node fails with SECRET_NOT_FOUND\n${missing.stdout}`);
 });

@@ -197,7 +197,7 @@ t.test('an invalid test file or flow is refused with file:line:column; exit 2', 
   t.equal(r.code, 2);
   t.match(
     r.stdout,
-    /^typo\.test\.yaml:4:5: unknown key "strat" \(expected name, start, env, mocks, steps, expect\)$/m,
+    /^typo\.test\.yaml:4:5: unknown key "strat" \(expected name, start, env, secrets, mocks, steps, expect\)$/m,
     'an unknown key is pointed at, not its value',
   );
   t.match(r.stdout, /^duration\.test\.yaml:5:\d+: "three days" is not a duration/m);
