@@ -1,5 +1,6 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { once } from 'node:events';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -8,7 +9,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { callDaemon, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
-import { needlesOf, scanDir } from '../helpers/secret-scan.js';
+import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+import { needlesOf, scanBytes, scanDir } from '../helpers/secret-scan.js';
 
 /*
  * Secrets for flows, end to end on a real daemon: a value set with `wfx secrets set` (sealed at
@@ -17,7 +19,8 @@ import { needlesOf, scanDir } from '../helpers/secret-scan.js';
  * caller sends cannot pull the secret into a request; an environment without the value fails
  * the node with SECRET_NOT_FOUND; a flow that would copy a secret into variables is refused at
  * publish. After all that, no answer, log line, history file, journal or snapshot holds the
- * value, in any encoding.
+ * value, in any encoding; on PostgreSQL, no table and no dump. Mounted secret files
+ * (`--secrets-dir`) back the values too, read at each use.
  */
 
 const ORDERS = '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b';
@@ -195,4 +198,55 @@ t.test('--secrets-dir: mounted files back the secrets, read at each use', async 
     ['Bearer dir-token-1', 'Bearer dir-token-2', 'Bearer dev-token', 'Bearer api-token'],
     'a value set over the API comes first',
   );
+});
+
+t.test('on PostgreSQL: no table and no dump holds the value, in any encoding', { skip: POSTGRES_SKIP }, async (t) => {
+  const db = await startPostgres(t);
+  const token = `tok-pg-${randomBytes(16).toString('hex')}`;
+  const got: string[] = [];
+  const server = createServer((req, res) => {
+    got.push(req.headers.authorization ?? '');
+    req.resume();
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ echoed: req.headers.authorization }));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const cwd = t.testdir({ 'reserve.yaml': FLOW });
+  const { url } = await startDaemon(t, { cwd, args: ['--store', db.url] });
+  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+  const api = (method: string, path: string, body?: object) => callDaemon(url, key, method, path, body);
+  const run = (args: string[], stdin?: string) => wfxIn(args, { cwd, ...(stdin !== undefined && { stdin }) });
+  t.equal(
+    (await run(['env', 'set', 'WAREHOUSE', `http://127.0.0.1:${(server.address() as AddressInfo).port}`])).code,
+    0,
+  );
+  t.equal((await run(['secrets', 'set', 'TOKEN', '--stdin'], token)).code, 0);
+  t.equal((await run(['flow', 'publish', 'reserve.yaml'])).code, 0);
+  const started = await api('POST', '/process/start', { processId: ORDERS, data: {} });
+  const id = started.body.processInstanceId as string;
+  await eventually(
+    `${id} completed`,
+    async () => (await api('GET', `/process/instance/${id}`)).body.state === 'COMPLETED',
+  );
+  t.same(got, [`Bearer ${token}`], 'the server got the value');
+  t.equal((await run(['daemon', 'stop'])).code, 0);
+
+  const needles = needlesOf([token]);
+  const tables = await db.query<{ tablename: string }>(
+    "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+  );
+  let sealed = 0;
+  for (const { tablename } of tables) {
+    const all = await db.query<{ row: string }>(`SELECT t::text AS row FROM ${tablename} t`);
+    const text = Buffer.from(all.map((r) => r.row).join('\n'));
+    sealed += (text.toString().match(/wfxenc:v1:/g) ?? []).length;
+    t.same(scanBytes(text, tablename, needles), [], `${tablename}: no value`);
+  }
+  t.ok(sealed >= 1, 'the value is in the database, sealed');
+  const dump = execFileSync('pg_dump', ['--dbname', db.url], { maxBuffer: 256 << 20 });
+  t.same(scanBytes(dump, 'pg_dump', needles), [], 'pg_dump: no value');
+  t.same(scanDir(join(cwd, '.wfx'), needles).findings, [], 'the data directory: no value');
 });
