@@ -24,6 +24,7 @@ const ProvidersPage = lazy(() => import('./pages/admin/providers-page.js'));
 const MemoryAdminPage = lazy(() => import('./pages/admin/memory-page.js'));
 const KeysPage = lazy(() => import('./pages/admin/keys-page.js'));
 const SessionsPage = lazy(() => import('./pages/admin/sessions-page.js'));
+const SecretsPage = lazy(() => import('./pages/admin/secrets-page.js'));
 const ComparePage = lazy(() => import('./pages/compare-page.js'));
 const RunPage = lazy(() => import('./pages/run-page.js'));
 const BulkListPage = lazy(() => import('./pages/bulk-list-page.js'));
@@ -77,6 +78,7 @@ const ROUTES: ReadonlyArray<readonly [path: string, page: ComponentType]> = [
   [`${ADMIN_BASE}/memory`, MemoryAdminPage],
   [`${ADMIN_BASE}/keys`, KeysPage],
   [`${ADMIN_BASE}/sessions`, SessionsPage],
+  [`${ADMIN_BASE}/secrets`, SecretsPage],
   ['/flows/:processId/run', RunPage],
   ['/bulk', BulkListPage],
   ['/bulk/:bulkId', BulkPage],

@@ -109,12 +109,21 @@ t.test('a serviceTask sends {secret.TOKEN}; nothing the daemon keeps or answers 
   });
   t.equal(received.length, 1, 'not attempted');
 
+  await writeFile(join(cwd, 'dev-token'), 'dev-token-value\n');
+  t.equal((await run(['secrets', 'set', 'TOKEN', '--env', 'DEVELOPMENT', '--from-file', 'dev-token'])).code, 0);
   const listed = await run(['secrets', 'list', '--json']);
   t.same(
     (JSON.parse(listed.stdout) as Array<Record<string, unknown>>).map(({ updatedAt: _at, ...rest }) => rest),
-    [{ name: 'TOKEN', organization: 'default', environment: 'PRODUCTION' }],
-    'names, never values',
+    [
+      { name: 'TOKEN', organization: 'default', environment: 'PRODUCTION' },
+      { name: 'TOKEN', organization: 'default', environment: 'DEVELOPMENT' },
+    ],
+    'names, never values, of both environments',
   );
+  const development = JSON.parse(
+    (await run(['secrets', 'list', '--env', 'DEVELOPMENT', '--json'])).stdout,
+  ) as unknown[];
+  t.equal(development.length, 1, 'one environment asked: its own');
 
   const copying = FLOW.replace(
     'next: done\n  done:',

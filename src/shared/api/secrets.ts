@@ -49,6 +49,13 @@ export const FlowSecretParams = Type.Object({
 });
 export type FlowSecretParams = Static<typeof FlowSecretParams>;
 
+/** Querystring of GET /admin/secrets/values: one environment's (default both), one organization's (system keys; default every one). */
+export const FlowSecretListQuery = Type.Object(
+  { environment: Type.Optional(StringEnum(ENVIRONMENTS)), organization: Type.Optional(Name) },
+  { additionalProperties: false },
+);
+export type FlowSecretListQuery = Static<typeof FlowSecretListQuery>;
+
 /** Which environment's secret (default PRODUCTION), and for a system key whose organization's. */
 export const FlowSecretQuery = Type.Object(
   {

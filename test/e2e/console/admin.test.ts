@@ -27,6 +27,7 @@ import { HANDLERS_MODULE, spawnWorker } from '../../helpers/workers.js';
  */
 
 const PROVIDER_KEY = `sk-never-shown-${randomUUID()}`;
+const FLOW_SECRET = `tok-never-shown-${randomUUID()}`;
 
 /** A flow that remembers three entries in two namespaces. */
 const MEMORY_FLOW = `processId: ${randomUUID()}
@@ -204,6 +205,39 @@ t.test('the admin screens, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
     t.equal((await api('GET', '/admin/memory/customers/c-1')).status, 200, 'the other kept');
   });
 
+  await t.test('flow secrets: set in the browser, listed by name, never shown, removed', async (t) => {
+    await page.getByRole('navigation', { name: 'Admin' }).getByRole('link', { name: 'Flow secrets' }).click();
+    await page.waitForURL(`${url}/manage/secrets`);
+    const form = page.getByRole('form', { name: 'Set a secret' });
+    await form.getByLabel('Name').fill('WAREHOUSE_TOKEN');
+    await form.getByLabel('Environment').selectOption('DEVELOPMENT');
+    await form.getByLabel('Value').fill(FLOW_SECRET);
+    t.equal(await form.getByLabel('Value').getAttribute('type'), 'password', 'typed unseen');
+    await form.getByRole('button', { name: 'Set secret' }).click();
+    await page.getByText('Secret WAREHOUSE_TOKEN set in DEVELOPMENT.').waitFor();
+    t.equal(await form.getByLabel('Value').inputValue(), '', 'the field emptied');
+    const row = page.getByRole('row', { name: /WAREHOUSE_TOKEN/ });
+    await row.waitFor();
+    t.match(await row.textContent(), /WAREHOUSE_TOKEN\s*development\s*default/);
+    t.match(
+      (await api('GET', '/admin/secrets/values?environment=DEVELOPMENT')).body.items,
+      [{ name: 'WAREHOUSE_TOKEN', organization: 'default', environment: 'DEVELOPMENT', updatedAt: String }],
+      'kept by the daemon',
+    );
+    t.notOk((await page.content()).includes(FLOW_SECRET), "the value is not in the page's HTML");
+    t.same(
+      (await answers.all()).filter((b) => b.includes(FLOW_SECRET)),
+      [],
+      'nor in any answer the page read',
+    );
+    await screenshot(page, 'admin-secrets');
+    t.same(await axeCheck(page), [], 'secrets: no serious accessibility violation');
+    await row.getByRole('button', { name: 'Remove secret WAREHOUSE_TOKEN from development' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove' }).click();
+    await page.getByText('Secret WAREHOUSE_TOKEN removed from DEVELOPMENT.').waitFor();
+    t.same((await api('GET', '/admin/secrets/values')).body.items, [], 'gone in the daemon');
+  });
+
   await t.test('an API key made in the browser: its secret once, used, suspended, revoked', async (t) => {
     await page.getByRole('navigation', { name: 'Admin' }).getByRole('link', { name: 'API keys' }).click();
     await page.getByLabel('Name', { exact: true }).fill('ci-bot');
@@ -297,7 +331,7 @@ t.test('the admin screens, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
     await nav.getByRole('link', { name: 'Executions' }).waitFor();
     await viewer.locator('.who').waitFor();
     t.equal(await nav.getByRole('link', { name: 'Admin' }).count(), 0, 'no Admin entry');
-    for (const p of ['keys', 'providers', 'memory', 'sessions']) {
+    for (const p of ['keys', 'providers', 'memory', 'secrets', 'sessions']) {
       await viewer.goto(`${url}/manage/${p}`);
       await viewer.getByRole('heading', { name: 'Not allowed', level: 1 }).waitFor();
       t.equal(await viewer.getByRole('navigation', { name: 'Admin' }).count(), 0, `${p}: no admin navigation`);
@@ -311,6 +345,7 @@ t.test('the admin screens, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
       ['/admin/memory/namespaces', 'GET'],
       ['/admin/memory', 'GET'],
       ['/admin/sessions', 'GET'],
+      ['/admin/secrets/values', 'GET'],
     ] as const)
       t.same(await fetchFromPage(viewer, path, method), { status: 403, error: 'FORBIDDEN' }, `${method} ${path}: 403`);
     await viewer.goto(`${url}/manage/workers`);

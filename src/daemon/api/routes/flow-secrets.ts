@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
 import {
+  FlowSecretListQuery,
   FlowSecretParams,
   FlowSecretQuery,
   SetFlowSecretBody,
@@ -43,7 +44,7 @@ export function flowSecretRoutes(fastify: FastifyInstance, deps: FlowSecretRoute
     schema: {
       tags: ['admin'],
       summary: 'The secrets flows name as {secret.NAME}: names and when each was set, never a value',
-      querystring: FlowSecretQuery,
+      querystring: FlowSecretListQuery,
     },
     handler: async (request): Promise<FlowSecretList> => {
       const q = request.query;

@@ -22,6 +22,7 @@ import type {
   FlowCoverageView,
   FlowDetail,
   FlowSecretList,
+  FlowSecretListQuery,
   FlowSecretQuery,
   FlowSecretView,
   SetFlowSecretBody,
@@ -186,7 +187,7 @@ export const environments = {
 
 export const secrets = {
   /** GET /admin/secrets/values: names, environments and times, never a value. Throws FORBIDDEN. */
-  list: (query: FlowSecretQuery = {}) => get<FlowSecretList>(withQuery('/admin/secrets/values', query)),
+  list: (query: FlowSecretListQuery = {}) => get<FlowSecretList>(withQuery('/admin/secrets/values', query)),
   /** PUT /admin/secrets/values/{name}: sets a value (sealed; never answered). Throws VALIDATION_ERROR, FORBIDDEN. */
   set: (name: string, body: SetFlowSecretBody) =>
     call<FlowSecretView>('PUT', path`/admin/secrets/values/${name}`, body),
