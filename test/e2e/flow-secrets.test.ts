@@ -125,6 +125,22 @@ t.test('a serviceTask sends {secret.TOKEN}; nothing the daemon keeps or answers 
   ) as unknown[];
   t.equal(development.length, 1, 'one environment asked: its own');
 
+  // Another organization's admin sees none of these, and sets only its own.
+  const globex = (await api('POST', '/admin/api-keys', { name: 'g', role: 'admin', organization: 'globex' })).body
+    .apiKey as string;
+  const asGlobex = (method: string, path: string, body?: object) => callDaemon(url, globex, method, path, body);
+  t.same((await asGlobex('GET', '/admin/secrets/values')).body.items, [], "another organization's: none listed");
+  t.equal((await asGlobex('DELETE', '/admin/secrets/values/TOKEN')).status, 404, 'nor removed');
+  const elsewhere = await asGlobex('PUT', '/admin/secrets/values/TOKEN', { value: 'x', organization: 'default' });
+  t.equal(elsewhere.body.error, 'FORBIDDEN', 'nor set in another organization');
+  const viewer = (await api('POST', '/admin/api-keys', { name: 'v', role: 'viewer', organization: 'default' })).body
+    .apiKey as string;
+  t.equal(
+    (await callDaemon(url, viewer, 'GET', '/admin/secrets/values')).body.error,
+    'FORBIDDEN',
+    'a viewer reads none',
+  );
+
   const copying = FLOW.replace(
     'next: done\n  done:',
     'next: copy\n  copy: { type: setVariable, variables: { t: "{secret.TOKEN}" }, next: done }\n  done:',
