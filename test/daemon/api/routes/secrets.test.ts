@@ -124,3 +124,26 @@ t.test('a sealed value moved to another record does not open there: the use fail
   await h.store.commit({ ...stale, from: 'not-the-stored-value', to: 'x' });
   t.equal(h.store.state.aiProviders[two.providerId]!.apiKey, two.apiKey, 'left as it was');
 });
+
+t.test('a flow secret is sealed as it arrives and sealed again by a rotation, as the others are', async (t) => {
+  const h = await apiHarness(t);
+  const system = await h.key('admin', null);
+  const admin = await h.key('admin', 'acme');
+  const put = await h.call(admin, {
+    method: 'PUT',
+    url: '/admin/secrets/values/WAREHOUSE_TOKEN',
+    payload: { value: 'tok-rotate-1234567890', environment: 'DEVELOPMENT' },
+  });
+  t.equal(put.statusCode, 200, put.body);
+  t.notOk(put.body.includes('tok-rotate'), 'never answered');
+  const sealed = () => storedSecrets(h.store.state).filter((s) => s.ref.kind === 'flowSecret.value');
+  t.match(sealed(), [{ ref: { organization: 'acme', environment: 'DEVELOPMENT', name: 'WAREHOUSE_TOKEN' } }]);
+  t.match(sealed()[0]!.value, /^wfxenc:v1:/);
+  const before = h.engine.secrets.sealingKeyId;
+  const rotated = (await h.call(system, { method: 'POST', url: '/admin/secrets/rotate', payload: {} })).json() as {
+    keyId: string;
+  };
+  t.not(rotated.keyId, before);
+  t.equal(envelopeKeyId(sealed()[0]!.value), rotated.keyId, 'sealed with the new key');
+  t.equal(h.engine.secrets.open(sealed()[0]!.value, sealed()[0]!.context), 'tok-rotate-1234567890');
+});
