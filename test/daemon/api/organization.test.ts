@@ -53,6 +53,14 @@ const ROUTES: OrgRoute[] = [
     url: (org) => `/admin/environments/PRODUCTION/variables/V?${q(org)}`,
   },
   {
+    method: 'PUT',
+    path: '/admin/secrets/values/{name}',
+    url: () => '/admin/secrets/values/TOKEN',
+    body: (org) => ({ value: 'x', organization: org }),
+  },
+  { method: 'GET', path: '/admin/secrets/values', url: (org) => `/admin/secrets/values?${q(org)}` },
+  { method: 'DELETE', path: '/admin/secrets/values/{name}', url: (org) => `/admin/secrets/values/TOKEN?${q(org)}` },
+  {
     method: 'POST',
     path: '/admin/email-connections',
     url: (org) => `/admin/email-connections?${q(org)}`,
