@@ -34,7 +34,7 @@ export interface ServerOptions {
   readonly logger?: FastifyBaseLogger;
   /** Writes the access log (see createDaemonLogger); without it, through `logger`. */
   readonly accessLog?: (entry: AccessLogEntry) => void;
-  /** Largest accepted request body in bytes (default 1 MiB). */
+  /** Largest accepted request body in bytes (buildServer sets a default when left out). */
   readonly bodyLimit?: number;
   /** How deep a JSON request body may nest objects and arrays (default DEFAULT_MAX_JSON_DEPTH); deeper is 400 VALIDATION_ERROR. */
   readonly maxJsonDepth?: number;
