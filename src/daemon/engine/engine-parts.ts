@@ -8,6 +8,7 @@ import type { Executions } from '../state/executions.js';
 import type { WfxRecord } from '../state/records.js';
 import type { WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
+import type { FlowSecretValues } from '../secrets/flow-secret-values.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { ExecutionArchive } from './archive.js';
 import { BulkOperations } from './bulk/bulk-operations.js';
@@ -38,6 +39,8 @@ export interface EngineHost {
   readonly maxJsonDepth: number;
   readonly limits: ExecutionLimits;
   readonly secrets: SecretBox;
+  /** Where `{secret.NAME}` values are read (the engine's). */
+  readonly secretValues: FlowSecretValues;
   /** Where events are published (the Engine). */
   readonly emitter: EngineEmitter;
   /** Runs a step through the engine (resolved once durable). */
@@ -73,7 +76,7 @@ export function engineParts(host: EngineHost, options: EngineOptions): EnginePar
     secrets: host.secrets,
     http: options.http ?? callHttp,
     network: options.network,
-    secretsDir: options.secretsDir,
+    secretValues: host.secretValues,
     scripts: options.scripts,
     ai: options.ai,
     voice:

@@ -5,6 +5,7 @@
  * (effects.ts), happen only once it is durable. Reads are in queries.ts, event delivery in
  * event-delivery.ts, the jobs API in jobs.ts, the restart in recovery.ts, work in work-runner.ts.
  */
+import { FlowSecretValues } from '../secrets/flow-secret-values.js';
 import { EventEmitter } from 'node:events';
 import { WfxError } from '../../shared/errors.js';
 import type { FileStore } from '../files/file-store.js';
@@ -71,6 +72,8 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   readonly files: FileStore | undefined;
   /** The secrets keys (EngineOptions.secrets). */
   readonly secrets: SecretBox;
+  /** Where the values of the secrets flows name are read (EngineOptions.secretsDir). */
+  readonly secretValues: FlowSecretValues;
   /** Domain actions' schemas, compiled once. */
   readonly schemas: DomainSchemas;
   /** The jobs API's operations (domainTask jobs: activate, complete, fail, heartbeat, release). */
@@ -92,6 +95,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.files = options.files;
     this.secrets = options.secrets ?? SecretBox.ephemeral();
+    this.secretValues = new FlowSecretValues(this.state, this.secrets, options.secretsDir);
     this.parts = engineParts(
       {
         state: this.state,
@@ -101,6 +105,7 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
         maxJsonDepth: this.maxJsonDepth,
         limits: this.limits,
         secrets: this.secrets,
+        secretValues: this.secretValues,
         emitter: this,
         step: (input, now) => this.step(input, now),
         closed: () => this.closed,

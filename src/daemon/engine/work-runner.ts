@@ -3,8 +3,6 @@
  * carried out outside any step: started once the step that asked is durable, their result
  * handed back in a new step.
  */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { errorMessage } from '../../shared/errors.js';
 import { describeDepthExcess, jsonDepthExcess } from '../../shared/json-shape.js';
 import { openedProviderLookup } from '../ai/lookup.js';
@@ -21,25 +19,9 @@ import type { NetworkPolicy } from '../outbound/network-policy.js';
 import type { WorkResult } from '../outbound/result.js';
 import { createScriptRunner, type ScriptRunner } from './work/script.js';
 import { secretNamer, withoutSecretValues, withSecretNames, withSecretValues } from './work/secret-refs.js';
-import { flowSecretContext } from '../state/secret-fields.js';
+import type { FlowSecretValues } from '../secrets/flow-secret-values.js';
 import type { VoiceRunner } from '../voice/types.js';
 import { execution } from '../state/executions.js';
-
-/**
- * Secret `name`'s value from a directory of mounted secret files: `ENVIRONMENT/NAME`, else
- * `NAME`, its last newline cut; null when neither exists. Read at each use, so a file the
- * platform rotates is picked up. `name` is a secret's name (no separator, no dot first).
- */
-async function mountedSecret(dir: string, environment: string, name: string): Promise<string | null> {
-  for (const file of [join(dir, environment, name), join(dir, name)]) {
-    try {
-      return (await readFile(file, 'utf8')).replace(/\r?\n$/, '');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-  }
-  return null;
-}
 
 /** What a WorkRunner needs from the engine. */
 export interface WorkRunnerOptions {
@@ -50,8 +32,8 @@ export interface WorkRunnerOptions {
   readonly http: (call: HttpCall, options: HttpCallOptions) => Promise<WorkResult>;
   /** Where serviceTask calls may connect (passed to `http`); undefined: its built-in rules. */
   readonly network: NetworkPolicy | undefined;
-  /** Mounted secret files backing organization default's `{secret.NAME}` (EngineOptions.secretsDir). */
-  readonly secretsDir: string | undefined;
+  /** Where the values of `{secret.NAME}` are read. */
+  readonly secretValues: FlowSecretValues;
   /** The scriptTask sandbox; undefined: a pool of QuickJS workers, made on first use and closed by close(). */
   readonly scripts: ScriptRunner | undefined;
   /** How aiTask calls are made (EngineOptions.ai); undefined: they fail with AI_PROVIDER_NOT_FOUND. */
@@ -105,13 +87,7 @@ export class WorkRunner {
     for (const [token, name] of Object.entries(byToken)) {
       let value: string | null;
       try {
-        const stored = this.options.state.flowSecrets[organization]?.[environment]?.[name];
-        value =
-          stored !== undefined
-            ? this.options.secrets.open(stored.value, flowSecretContext({ organization, environment, name }))
-            : organization === 'default' && this.options.secretsDir !== undefined
-              ? await mountedSecret(this.options.secretsDir, environment, name)
-              : null;
+        value = await this.options.secretValues.open(organization, environment, name);
       } catch (err) {
         return { ok: false, code: 'SECRET_UNREADABLE', message: `secret ${name}: ${errorMessage(err)}` };
       }
