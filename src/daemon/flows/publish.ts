@@ -51,18 +51,7 @@ export async function publishFlow(
   if (existing && existing.organization !== organization) {
     throw new WfxError('PROCESS_ID_CONFLICT', `processId ${definition.processId} belongs to another organization`);
   }
-  // A trigger that names no registration would never fire: refuse it, like an unknown node.
-  const problems: FlowProblem[] = (definition.triggers ?? []).flatMap((t, i): FlowProblem[] => {
-    if (t.type === 'webhook' && !Object.values(store.state.webhooks).some((w) => w.organization === organization && w.name === t.webhook)) {
-      return [{ code: 'UNKNOWN_WEBHOOK', property: `triggers.${i}.webhook`, message: `no webhook registration named "${t.webhook}" in organization ${organization} (create it first: wfx webhooks create)` }];
-    }
-    if (t.type === 'email' && !Object.values(store.state.emailConnections).some((c) => c.organization === organization && c.name === t.connection)) {
-      return [{ code: 'UNKNOWN_CONNECTION', property: `triggers.${i}.connection`, message: `no email connection named "${t.connection}" in organization ${organization} (create it first: wfx email-connections create)` }];
-    }
-    return [];
-  });
-  problems.push(...agentToolProblems(store.state, definition, organization, environment));
-  problems.push(...domainTaskProblems(store.state, definition, organization));
+  const problems = publishProblems(store.state, definition, organization, environment);
   if (problems.length > 0) throw new WfxError('FLOW_INVALID', problems.map((p) => p.message).join('; '), { details: { problems } });
   const hash = req.hash ?? flowHash(definition);
   const same = existing && Object.values(existing.versions).find((v) => v.hash === hash);
@@ -85,6 +74,33 @@ export async function publishFlow(
   if (records.length > 0) await store.commit(...records);
   else await store.flush();
   return { processId: definition.processId, name: definition.name, organization, version, environment, created: !same };
+}
+
+/**
+ * What a publish of `definition` into `organization` and `environment` refuses, beyond the
+ * validator's checks: a webhook or email trigger that names no registration, a callAgent tool
+ * that cannot run there, a domainTask no registered domain takes. `state` may be the state a
+ * deploy plans (project/plan-flows.ts), not the live one.
+ */
+export function publishProblems(
+  state: WfxState,
+  definition: FlowDefinition,
+  organization: string,
+  environment: Environment,
+): FlowProblem[] {
+  // A trigger that names no registration would never fire: refuse it, like an unknown node.
+  const problems: FlowProblem[] = (definition.triggers ?? []).flatMap((t, i): FlowProblem[] => {
+    if (t.type === 'webhook' && !Object.values(state.webhooks).some((w) => w.organization === organization && w.name === t.webhook)) {
+      return [{ code: 'UNKNOWN_WEBHOOK', property: `triggers.${i}.webhook`, message: `no webhook registration named "${t.webhook}" in organization ${organization} (create it first: wfx webhooks create)` }];
+    }
+    if (t.type === 'email' && !Object.values(state.emailConnections).some((c) => c.organization === organization && c.name === t.connection)) {
+      return [{ code: 'UNKNOWN_CONNECTION', property: `triggers.${i}.connection`, message: `no email connection named "${t.connection}" in organization ${organization} (create it first: wfx email-connections create)` }];
+    }
+    return [];
+  });
+  problems.push(...agentToolProblems(state, definition, organization, environment));
+  problems.push(...domainTaskProblems(state, definition, organization));
+  return problems;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import t, { type Test } from 'tap';
 import { buildServer } from '../../../src/daemon/api/server.js';
-import { newToken } from '../../../src/daemon/api/routes/webhooks.js';
+import { newToken } from '../../../src/daemon/catalogue/webhook-entry.js';
 import type { DeliveryRecord, Environment } from '../../../src/daemon/state/state.js';
 import type { WebhookHealth } from '../../../src/shared/api/index.js';
 import { WebhookReceiver } from '../../../src/daemon/triggers/webhooks.js';

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { customSchemeOf, newToken } from '../../catalogue/webhook-entry.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
@@ -21,7 +22,7 @@ import { deleteNamedEntryRoute, namedEntrySchema } from '../route-schemas.js';
 import { parseDuration } from '../../../shared/duration.js';
 import { wayOut } from '../../triggers/webhook-route.js';
 import { WfxError } from '../../../shared/errors.js';
-import { signDelivery, type CustomScheme, type Provider } from '../../../shared/webhooks/providers.js';
+import { signDelivery, type Provider } from '../../../shared/webhooks/providers.js';
 import { uuidv7 } from '../../state/ids.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import type { WfxRecord } from '../../state/records.js';
@@ -49,11 +50,6 @@ export interface WebhookRouteDeps {
   readonly now?: () => Date;
 }
 
-/**
- * An endpoint token: `wht_` and 32 random bytes in base64url. The prefix keeps a token from
- * starting with `-` (base64url's alphabet has it), which a command line would take for an option.
- */
-export const newToken = (): string => `wht_${randomBytes(32).toString('base64url')}`;
 /** A generated signing secret, in the form the provider's own tools expect. */
 const newSecret = (provider: Provider) =>
   provider === 'STANDARD'
@@ -116,21 +112,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
       if (Object.values(state.webhooks).some((w) => w.organization === organization && w.name === b.name)) {
         throw new WfxError('VALIDATION_ERROR', `a webhook registration named ${b.name} exists already`);
       }
-      let custom: CustomScheme | null = null;
-      if (b.provider === 'CUSTOM') {
-        if (b.authType !== 'NONE' && !b.signatureHeader)
-          throw new WfxError('VALIDATION_ERROR', 'a CUSTOM provider needs signatureHeader (or authType NONE)');
-        custom = {
-          signatureHeader: (b.signatureHeader ?? 'x-signature').toLowerCase(),
-          algorithm: (b.algorithm ?? 'sha256') as CustomScheme['algorithm'],
-          encoding: (b.encoding ?? 'hex') as CustomScheme['encoding'],
-          ...(b.prefix !== undefined && { prefix: b.prefix }),
-          ...(b.eventTypeHeader !== undefined && { eventTypeHeader: b.eventTypeHeader.toLowerCase() }),
-          ...(b.eventTypePath !== undefined && { eventTypePath: b.eventTypePath }),
-          ...(b.eventIdHeader !== undefined && { eventIdHeader: b.eventIdHeader.toLowerCase() }),
-          ...(b.eventIdPath !== undefined && { eventIdPath: b.eventIdPath }),
-        };
-      }
+      const custom = customSchemeOf(b);
       const at = now().toISOString();
       const webhookId = uuidv7(now());
       const envs: EndpointEnvironment[] =
