@@ -34,6 +34,8 @@ export interface AiProvider {
   readonly threads?: number;
   /** The organization's default provider (at most one per organization: saving one clears the others). */
   readonly isDefault: boolean;
+  /** Where its credential came from, when a deploy named it (absent: given over the API). */
+  readonly fromSecret?: FromSecret;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -49,6 +51,8 @@ export interface EmailConnection {
   readonly user: string;
   readonly password: string;
   readonly mailbox: string;
+  /** Where its credential came from, when a deploy named it (absent: given over the API). */
+  readonly fromSecret?: FromSecret;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -76,6 +80,8 @@ export interface WebhookRegistration {
   /** The largest body a delivery may have; absent: WEBHOOK_DEFAULT_MAX_BODY_BYTES. */
   readonly maxBodyBytes?: number;
   endpoints: WebhookEndpoint[];
+  /** Where its credential came from, when a deploy named it (absent: given over the API). */
+  readonly fromSecret?: FromSecret;
   readonly createdAt: string;
   updatedAt: string;
 }
@@ -90,6 +96,18 @@ export interface Flow {
   versions: Record<string, FlowVersion>;
   /** The version each environment runs. */
   active: Partial<Record<Environment, string>>;
+  /** The environments whose schedule triggers of this flow are turned off (absent: none). */
+  schedulesOff?: Environment[];
+}
+
+/**
+ * Where an entry's credential came from (a deploy's `secret: NAME`): the flow secret of that
+ * name in `environment`. The entry keeps its own sealed copy; a deploy that finds the secret's
+ * value changed seals the new one.
+ */
+export interface FromSecret {
+  readonly name: string;
+  readonly environment: Environment;
 }
 
 export interface FlowVersion {

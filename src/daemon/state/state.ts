@@ -48,6 +48,7 @@ export type {
   EmailConnection,
   Flow,
   FlowVersion,
+  FromSecret,
   Organization,
   WebhookEndpoint,
   WebhookRegistration,

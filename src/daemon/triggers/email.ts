@@ -83,6 +83,7 @@ export class EmailTriggers {
       const relevant = records.some(
         (r) =>
           r.type === 'flow.activated' ||
+          r.type === 'flow.deactivated' ||
           r.type === 'flow.published' ||
           r.type === 'emailConnection.saved' ||
           r.type === 'emailConnection.deleted',

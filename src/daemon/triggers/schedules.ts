@@ -44,12 +44,16 @@ export function scheduleKey(processId: string, environment: Environment, index: 
   return `${processId}|${environment}|${index}|${t.cron}|${t.timezone ?? 'UTC'}`;
 }
 
+/** Whether the schedules of `a`'s flow are turned off in its environment. */
+const turnedOff = (a: { flow: { schedulesOff?: readonly string[] }; environment: Environment }): boolean =>
+  a.flow.schedulesOff?.includes(a.environment) === true;
+
 /**
  * Fires `schedule` triggers: for each environment, the schedules of its active flow version.
  * A fire starts the execution and records the instant in the same transaction
  * (`schedule.fired`), so after a crash a fire is neither repeated nor lost; runs missed while
  * the daemon was down follow the trigger's `missedRuns` (skip, last, all: at most 100).
- * Activating a version re-arms its schedules; one that is no longer active stops.
+ * Activating a version re-arms its schedules; one that is no longer active, or turned off, stops.
  */
 export class Scheduler {
   private readonly store: RecordStore<WfxState, WfxRecord>;
@@ -82,7 +86,13 @@ export class Scheduler {
       if (
         this.syncQueued ||
         this.closed ||
-        !records.some((r) => r.type === 'flow.activated' || r.type === 'flow.published')
+        !records.some(
+          (r) =>
+            r.type === 'flow.activated' ||
+            r.type === 'flow.published' ||
+            r.type === 'flow.deactivated' ||
+            r.type === 'flow.schedules',
+        )
       )
         return;
       this.syncQueued = true;
@@ -125,7 +135,7 @@ export class Scheduler {
 
   /** Every schedule's health, for status and the API. */
   health(): ScheduleHealth[] {
-    return [...this.entries.values()].map(({ key, trigger, schedule, next, ...subject }) => {
+    const armed = [...this.entries.values()].map(({ key, trigger, schedule, next, ...subject }): ScheduleHealth => {
       const error = this.errors.get(key) ?? null;
       return {
         type: 'schedule',
@@ -142,6 +152,26 @@ export class Scheduler {
         lastError: error,
       };
     });
+    // Those turned off (a deploy's `schedules: {FLOW: off}`): listed, never armed.
+    const off = activeTriggers(this.store.state, 'schedule')
+      .filter(turnedOff)
+      .map((a): ScheduleHealth => {
+        const key = scheduleKey(a.flow.processId, a.environment, a.index, a.trigger);
+        return {
+          type: 'schedule',
+          key,
+          ...subjectOf(a),
+          cron: a.trigger.cron,
+          timezone: a.trigger.timezone ?? 'UTC',
+          missedRuns: a.trigger.missedRuns ?? 'skip',
+          state: 'disabled',
+          lastFire: this.store.state.scheduleFires[key]?.lastFire ?? null,
+          nextFire: null,
+          nextFires: [],
+          lastError: null,
+        };
+      });
+    return [...armed, ...off];
   }
 
   /** The schedules the state calls for now: arms new ones, drops those no longer active. */
@@ -149,6 +179,7 @@ export class Scheduler {
     if (this.closed) return;
     const wanted = new Map<string, Entry>();
     for (const a of activeTriggers(this.store.state, 'schedule')) {
+      if (turnedOff(a)) continue;
       const { trigger } = a;
       const key = scheduleKey(a.flow.processId, a.environment, a.index, trigger);
       wanted.set(key, {

@@ -25,7 +25,8 @@ export interface ScheduleHealth extends TriggerSubject, TriggerState {
   readonly cron: string;
   readonly timezone: string;
   readonly missedRuns: 'skip' | 'last' | 'all';
-  readonly state: 'active' | 'failing';
+  /** disabled: turned off in its environment (a deploy's `schedules: {FLOW: off}`), never fired. */
+  readonly state: 'active' | 'failing' | 'disabled';
   /** The next SCHEDULE_NEXT_FIRES fire times (the first is nextFire), as the scheduler computes them. */
   readonly nextFires: readonly string[];
 }

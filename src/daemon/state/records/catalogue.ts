@@ -34,6 +34,15 @@ export type CatalogueRecord =
       readonly environment: Environment;
       readonly version: string;
     }
+  /** `environment` runs no version of the flow any more (a deploy's prune); its executions go on. */
+  | { readonly type: 'flow.deactivated'; readonly processId: string; readonly environment: Environment }
+  /** The flow's schedule triggers fire in `environment` (`on`) or not. */
+  | {
+      readonly type: 'flow.schedules';
+      readonly processId: string;
+      readonly environment: Environment;
+      readonly on: boolean;
+    }
   | {
       readonly type: 'env.set';
       readonly organization: string;
@@ -93,6 +102,18 @@ export const catalogueHandlers: Handlers<CatalogueRecord> = {
   'flow.activated': (state, r) => {
     const flow = state.flows[r.processId];
     if (flow) flow.active[r.environment] = r.version;
+  },
+  'flow.deactivated': (state, r) => {
+    const flow = state.flows[r.processId];
+    if (flow) delete flow.active[r.environment];
+  },
+  'flow.schedules': (state, r) => {
+    const flow = state.flows[r.processId];
+    if (!flow) return;
+    const off = (flow.schedulesOff ?? []).filter((e) => e !== r.environment);
+    if (!r.on) off.push(r.environment);
+    if (off.length > 0) flow.schedulesOff = off.sort();
+    else delete flow.schedulesOff;
   },
   'env.set': (state, r) => {
     const byEnv = (state.environments[r.organization] ??= {});
