@@ -43,6 +43,7 @@ const DAEMON_ROOMS = [
   'engine',
   'jobs',
   'flows',
+  'project',
   'triggers',
   'ops',
   'flow-tests',

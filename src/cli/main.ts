@@ -27,6 +27,7 @@ const ALL: ReadonlyArray<() => Promise<Register>> = [
   async () => (await import('./commands/keys.js')).registerKeys,
   async () => (await import('./commands/env.js')).registerEnv,
   async () => (await import('./commands/secrets.js')).registerSecrets,
+  async () => (await import('./commands/apply.js')).registerApply,
   async () => (await import('./commands/webhooks.js')).registerWebhooks,
   async () => (await import('./commands/email-connections.js')).registerEmailConnections,
   async () => (await import('./commands/ai-providers.js')).registerAiProviders,

@@ -177,6 +177,7 @@ export class WfxClient {
   readonly environments = sent(calls.environments, this.send);
   /** The values flows name as `{secret.NAME}` (never read back). */
   readonly secrets = sent(calls.secrets, this.send);
+  readonly project = sent(calls.project, this.send);
   readonly domains = sent(calls.domains, this.send);
 
   readonly jobs = {

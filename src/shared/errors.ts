@@ -60,6 +60,10 @@ export const ERROR_CODES = {
     hint: 'Both environments run the same version already: publish a new one to promote, or `wfx flow activate` another.',
   },
   PROCESS_ID_CONFLICT: { status: 409 },
+  PROJECT_INVALID: {
+    status: 400,
+    hint: 'Nothing was changed. Each problem (`details.problems` over HTTP) names the file or wfx.yaml entry and what is wrong; fix them all and apply again.',
+  },
   KEY_REVOKED: { status: 409, hint: 'A revoked key stays revoked; create a new one with `wfx keys create`.' },
   FLOW_INVALID: { status: 400, hint: 'Each problem names file:line:column; `wfx flow schema` prints the format.' },
   EXPRESSION_ERROR: { status: 400 },

@@ -54,6 +54,8 @@ const COMMANDS = [
   ['secrets', 'set'],
   ['secrets', 'list'],
   ['secrets', 'delete'],
+  ['apply'],
+  ['export'],
   ['expr'],
   ['test'],
   ['test', 'record'],

@@ -55,6 +55,7 @@ import { metricsRoute, timeRoutes } from './metrics-route.js';
 import { installAudit } from './audit-recorder.js';
 import { installDurableReplies } from './durable-reply.js';
 import { auditRoutes } from './routes/audit.js';
+import { projectRoutes } from './routes/project.js';
 import { Catalogue } from '../catalogue/catalogue.js';
 import { nameOperations, openApiDocument } from './operation-ids.js';
 import type { ServerOptions } from './server-options.js';
@@ -274,6 +275,14 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     adminRoutes(routes, { store: options.store, catalogue, limiter, flowChecker, secrets, now: options.now });
     flowEnvironmentRoutes(routes, { store: options.store });
     flowSecretRoutes(routes, { store: options.store, catalogue, now: options.now });
+    projectRoutes(routes, {
+      state: options.store.state,
+      catalogue,
+      flowChecker,
+      secrets,
+      secretValues: options.engine.secretValues,
+      now: options.now ?? (() => new Date()),
+    });
     flowCoverageRoutes(routes, { board: options.coverage ?? new CoverageBoard(options.store), now: options.now });
     webhookRoutes(routes, {
       store: options.store,

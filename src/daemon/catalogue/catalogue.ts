@@ -111,6 +111,16 @@ export class Catalogue {
     await this.store.commit({ type: 'memory.written', organization, namespace, key, entry: null });
   }
 
+  /**
+   * Commits a deploy's records (project/apply.ts) as one journal entry, all or none after a
+   * crash: the organization created and the sealing key pinned first, as each change would.
+   */
+  async commitProject(organization: string, records: readonly WfxRecord[], at: string): Promise<void> {
+    // Nothing to change, but the plan may rest on records still being made durable: wait for those.
+    if (records.length === 0) return this.store.flush();
+    await this.store.commit(...this.organization(organization, at), ...this.pinned(), ...records);
+  }
+
   /** Makes the box's sealing key the state's (a rotation), before anything is sealed with it. */
   async pinSecretsKey(): Promise<void> {
     const pin = this.secrets.pin(this.store.state);

@@ -26,3 +26,4 @@ export * from './console.js';
 export * from './moves.js';
 export * from './failures.js';
 export * from './audit.js';
+export * from './project.js';

@@ -7,7 +7,7 @@
 import { findReferences } from '../expr/template.js';
 import { isRecord } from '../json-object.js';
 import type { At } from './problems.js';
-import type { FlowNode } from './types.js';
+import { nodesWithin, type FlowDefinition, type FlowNode } from './types.js';
 
 /** The properties of a serviceTask that may hold `{secret.NAME}`. */
 const SECRET_PLACES: ReadonlySet<string> = new Set(['url', 'headers', 'query', 'body']);
@@ -41,4 +41,27 @@ export function checkSecretRefs(node: FlowNode, path: readonly (string | number)
       }
   };
   walk(node, path);
+}
+
+/** The names of the secrets a valid flow's serviceTasks name (in bodies too), sorted. */
+export function secretNamesOf(definition: FlowDefinition): string[] {
+  const names = new Set<string>();
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') {
+      if (value.includes('{secret'))
+        for (const ref of findReferences(value)) {
+          const [head, name, ...rest] = ref.split('.');
+          if (head === 'secret' && name !== undefined && rest.length === 0) names.add(name);
+        }
+    } else if (Array.isArray(value)) value.forEach(walk);
+    else if (isRecord(value))
+      for (const [k, v] of Object.entries(value)) {
+        walk(k);
+        walk(v);
+      }
+  };
+  for (const { node } of nodesWithin(definition.nodes))
+    if (node.type === 'serviceTask')
+      for (const place of SECRET_PLACES) walk((node as unknown as Record<string, unknown>)[place]);
+  return [...names].sort();
 }

@@ -59,6 +59,13 @@ const ROUTES: OrgRoute[] = [
     body: (org) => ({ value: 'x', organization: org }),
   },
   { method: 'GET', path: '/admin/secrets/values', url: (org) => `/admin/secrets/values?${q(org)}` },
+  { method: 'GET', path: '/admin/project', url: (org) => `/admin/project?${q(org)}` },
+  {
+    method: 'POST',
+    path: '/admin/project/apply',
+    url: () => '/admin/project/apply',
+    body: (org) => ({ flows: [], config: {}, dryRun: true, organization: org }),
+  },
   { method: 'DELETE', path: '/admin/secrets/values/{name}', url: (org) => `/admin/secrets/values/TOKEN?${q(org)}` },
   {
     method: 'POST',

@@ -116,6 +116,8 @@ t.test('/openapi.json documents every route', async (t) => {
     '/admin/flows/{processId}/activate': ['post'],
     '/admin/flows/{processId}/coverage': ['get', 'post'],
     '/admin/flows/{processId}/promote': ['post'],
+    '/admin/project': ['get'],
+    '/admin/project/apply': ['post'],
     '/admin/secrets/values': ['get'],
     '/admin/secrets/values/{name}': ['put', 'delete'],
     '/admin/environments/{env}/variables': ['get'],

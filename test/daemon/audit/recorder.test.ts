@@ -114,6 +114,15 @@ const ROWS: Row[] = [
     request: async () => ({ method: 'DELETE', url: '/admin/secrets/values/WAREHOUSE_TOKEN' }),
   },
   {
+    route: 'POST /admin/project/apply',
+    as: 'admin',
+    request: async () => ({
+      method: 'POST',
+      url: '/admin/project/apply',
+      payload: { flows: [], config: { env: { PRODUCTION: { REGION: 'eu' } } } },
+    }),
+  },
+  {
     route: 'POST /admin/flows/:processId/promote',
     as: 'admin',
     request: async () => ({

@@ -4,6 +4,10 @@
  */
 import type {
   Activated,
+  ApplyProjectBody,
+  ProjectApplied,
+  ProjectExport,
+  ProjectQuery,
   ActivateBody,
   ConnectionView,
   CreateConnectionBody,
@@ -194,6 +198,13 @@ export const secrets = {
   /** DELETE /admin/secrets/values/{name}. Throws NOT_FOUND. */
   delete: (name: string, query: FlowSecretQuery = {}) =>
     call<FlowSecretView>('DELETE', withQuery(path`/admin/secrets/values/${name}`, query)),
+};
+
+export const project = {
+  /** POST /admin/project/apply: plans the project and, unless dryRun, carries it out as one change. Throws PROJECT_INVALID (details.problems; nothing changed), FORBIDDEN. */
+  apply: (body: ApplyProjectBody) => post<ProjectApplied>('/admin/project/apply', body),
+  /** GET /admin/project: what apply reads, for one environment (no secret values). Throws FORBIDDEN. */
+  export: (query: ProjectQuery = {}) => get<ProjectExport>(withQuery('/admin/project', query)),
 };
 
 export const domains = {

@@ -44,6 +44,11 @@ Commands:
                                (needs ADMIN)
   secrets                      the values flows name as {secret.NAME}, per
                                environment, sealed and never shown (needs ADMIN)
+  apply [options] <dir>        make the daemon hold what a project directory
+                               declares, as one change (needs ADMIN)
+  export [options] <dir>       write what \`wfx apply\` reads, from the daemon:
+                               the flows an environment runs and wfx.yaml (no
+                               secret values)
   webhooks                     webhook registrations: endpoints for GitHub,
                                Stripe, Slack, Standard Webhooks and custom
                                senders (needs ADMIN)
@@ -191,6 +196,33 @@ Options:
 Examples:
   $ wfx ai providers update openai --model gpt-4.1-mini
   $ printf %s "$NEW_KEY" | wfx ai providers update openai --api-key-stdin
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx apply --help 1`] = `
+Usage: wfx apply [options] <dir>
+
+make the daemon hold what a project directory declares, as one change (needs
+ADMIN)
+
+Arguments:
+  dir                   the project directory: wfx.yaml, and its flow files
+                        (under flows/ when it has one)
+
+Options:
+  --env <environment>   the environment its flows, variables and schedules are
+                        applied to (choices: "DEVELOPMENT", "PRODUCTION",
+                        default: "PRODUCTION")
+  --org <organization>  the organization (system keys)
+  --dry-run             print the plan only: nothing changes
+  --prune               remove what the project no longer declares (flows are
+                        deactivated in the environment)
+  -h, --help            display help for command
+
+Plan lines: + created, ~ changed, - removed, = unchanged. A problem anywhere refuses the whole apply.
+Examples:
+  $ wfx apply . --dry-run
+  $ wfx apply . --env PRODUCTION --prune --json
 
 `
 
@@ -816,6 +848,28 @@ Options:
 
 Example:
   $ wfx event send payment-received --correlation-key order-42 --data '{"paid":99}' --ttl 3600
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx export --help 1`] = `
+Usage: wfx export [options] <dir>
+
+write what \`wfx apply\` reads, from the daemon: the flows an environment runs and
+wfx.yaml (no secret values)
+
+Arguments:
+  dir                   where to write wfx.yaml and flows/
+
+Options:
+  --env <environment>   the environment whose flows and schedules are written
+                        (choices: "DEVELOPMENT", "PRODUCTION", default:
+                        "PRODUCTION")
+  --org <organization>  the organization (system keys)
+  --force               write over files export makes that exist already
+  -h, --help            display help for command
+
+Example:
+  $ wfx export ./deploy && wfx apply ./deploy --dry-run   # only = lines
 
 `
 
