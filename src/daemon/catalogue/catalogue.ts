@@ -10,6 +10,7 @@ import type { WfxRecord } from '../state/records.js';
 import type { WfxState } from '../state/state.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { flowSecretContext } from '../state/secret-fields.js';
+import { resealedFromSecret } from './credentials.js';
 import type { DurableStore } from '../store/durable-store.js';
 
 /** The record of type `T`. */
@@ -46,7 +47,8 @@ export class Catalogue {
 
   /**
    * Sets flow secret `name` of `environment` to `value` (plain text: sealed here, for its
-   * context); null removes it.
+   * context), and in the same commit into each entry whose credential came from it
+   * (credentials.ts); null removes it (the entries keep the value they have).
    */
   async setFlowSecret(
     organization: string,
@@ -57,14 +59,15 @@ export class Catalogue {
   ): Promise<void> {
     const sealed =
       value === null ? null : this.secrets.seal(value, flowSecretContext({ organization, environment, name }));
-    await this.store.commit(...(sealed === null ? [] : this.pinned()), {
-      type: 'flowSecret.set',
-      organization,
-      environment,
-      name,
-      value: sealed,
-      at,
-    });
+    const dependents =
+      value === null
+        ? []
+        : resealedFromSecret(this.store.state, this.secrets, { organization, environment, name }, value, new Date(at));
+    await this.store.commit(
+      ...(sealed === null ? [] : this.pinned()),
+      { type: 'flowSecret.set', organization, environment, name, value: sealed, at },
+      ...dependents,
+    );
   }
 
   /** Keeps an AI provider, its key sealed under the box's sealing key. */

@@ -10,14 +10,12 @@ import type { EndpointEnvironment, ProjectConnection, ProjectProvider } from '..
 import { WEBHOOK_DEFAULT_MAX_BODY_BYTES } from '../../shared/api/index.js';
 import type { WfxError } from '../../shared/errors.js';
 import { modelLabelOf } from '../ai/provider-config.js';
+import { rotatedEndpoints } from '../catalogue/credentials.js';
 import { customSchemeOf, newToken } from '../catalogue/webhook-entry.js';
 import { uuidv7 } from '../state/ids.js';
 import { emailPasswordContext, providerKeyContext, webhookSecretContext } from '../state/secret-fields.js';
 import type { AiProvider, EmailConnection, WebhookEndpoint, WebhookRegistration } from '../state/state.js';
 import { differences, type PlanBuilder } from './plan-builder.js';
-
-/** How long a webhook's previous signing secret keeps working after a deploy changed it (as `rotate`'s default). */
-const PREVIOUS_SECRET_MS = 24 * 60 * 60 * 1000;
 
 /** `o` without the properties whose value is undefined (so the journal holds none). */
 function defined<T extends object>(o: T): T {
@@ -110,16 +108,11 @@ export function planWebhooks(plan: PlanBuilder): void {
         (e) => !plan.holds(e.secrets[0]?.secret, webhookSecretContext(existing, e.environment), credential.value),
       );
       if (stale) {
-        const until = new Date(now.getTime() + PREVIOUS_SECRET_MS).toISOString();
-        endpoints = endpoints.map((e) => ({
-          ...e,
-          secrets: [
-            ...seal(e.environment),
-            ...e.secrets
-              .filter((s) => s.expiresAt === null || Date.parse(s.expiresAt) > now.getTime())
-              .map((s) => ({ secret: s.secret, expiresAt: until })),
-          ],
-        }));
+        endpoints = rotatedEndpoints(
+          existing,
+          (environment) => secrets.seal(credential.value, webhookSecretContext(existing, environment)),
+          now,
+        );
         details.push(`signing secret from ${w.secret!} (the previous one works for 24h)`);
       }
     }
