@@ -11,6 +11,8 @@ import type { ProjectConfig, ProjectExport } from '../shared/api/index.js';
 import { WfxError } from '../shared/errors.js';
 import { isFlowFile } from '../shared/flow/files.js';
 import { parseFlowSource, type ParsedSource } from '../shared/flow/parse.js';
+import { secretNamesOf } from '../shared/flow/secret-refs.js';
+import { validateFlowSource } from '../shared/flow/validate.js';
 
 /** The file beside the flows that declares the rest. */
 export const PROJECT_FILE = 'wfx.yaml';
@@ -60,6 +62,19 @@ export async function readProject(dir: string): Promise<ProjectFiles> {
   if (typeof value !== 'object' || Array.isArray(value))
     throw new WfxError('PROJECT_INVALID', `${PROJECT_FILE}: its top level must be a mapping (webhooks:, env:, ...)`);
   return { flows, config: value as ProjectConfig, configSource: parsed };
+}
+
+/** The secrets `project` names: wfx.yaml's `secrets:` and entries' `secret:`, and its valid flows' `{secret.NAME}`. */
+export function secretsNamed(project: ProjectFiles): string[] {
+  const { config } = project;
+  const names = new Set<string>(Array.isArray(config.secrets) ? config.secrets : []);
+  for (const list of [config.webhooks, config.emailConnections, config.providers])
+    for (const entry of Array.isArray(list) ? list : []) if (typeof entry?.secret === 'string') names.add(entry.secret);
+  for (const f of project.flows) {
+    const checked = validateFlowSource(f.source);
+    if (checked.ok) for (const name of secretNamesOf(checked.flow)) names.add(name);
+  }
+  return [...names].sort();
 }
 
 /**

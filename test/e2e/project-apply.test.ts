@@ -222,6 +222,13 @@ t.test('apply deploys a repository commit by commit, all or nothing', async (t) 
   t.same(order?.active, { DEVELOPMENT: '2', PRODUCTION: '2' });
   t.equal(order?.versions.length, 2, 'no new version');
 
+  // A pipeline's secret, set by the deploy from its environment: the flows' next calls use it.
+  const fromEnv = await wfxIn(['apply', 'repo', '--from-env'], { cwd, env: { TOKEN: `${values.TOKEN}-rotated` } });
+  t.equal(fromEnv.code, 0, fromEnv.stderr);
+  t.same(fromEnv.stdout.match(/^[+~-] .*$/gm), ['~ secret TOKEN']);
+  t.match(fromEnv.stdout, /^ {4}value changed by the deploy$/m);
+  t.notMatch(fromEnv.stdout, new RegExp(values.TOKEN));
+
   // Export, then a dry run of it against the same daemon: only `=` lines.
   const exported = await run(['export', 'out']);
   t.equal(exported.code, 0, exported.stderr);

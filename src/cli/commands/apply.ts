@@ -41,20 +41,30 @@ export function registerApply(program: Command, ctx: CliContext): void {
     .option('--org <organization>', 'the organization (system keys)')
     .option('--dry-run', 'print the plan only: nothing changes')
     .option('--prune', 'remove what the project no longer declares (flows are deactivated in the environment)')
+    .option(
+      '--from-env',
+      "set each secret the project names from this program's environment variable of that name, when it has one, in the same change",
+    )
     .addHelpText(
       'after',
       '\nPlan lines: + created, ~ changed, - removed, = unchanged. A problem anywhere refuses the whole apply.\n' +
-        'Examples:\n  $ wfx apply . --dry-run\n  $ wfx apply . --env PRODUCTION --prune --json',
+        'Examples:\n  $ wfx apply . --dry-run\n  $ WAREHOUSE_TOKEN=$CI_TOKEN wfx apply . --env PRODUCTION --prune --from-env --json',
     )
     .action(
       async (
         dir: string,
-        opts: { env: Environment; org?: string; dryRun?: boolean; prune?: boolean },
+        opts: { env: Environment; org?: string; dryRun?: boolean; prune?: boolean; fromEnv?: boolean },
         cmd: Command,
       ) => {
         const json = globals(cmd).json === true;
-        const { readProject, locateConfigError } = await import('../project-dir.js');
+        const { readProject, locateConfigError, secretsNamed } = await import('../project-dir.js');
         const project = await readProject(resolve(ctx.cwd, dir));
+        const secretValues: Record<string, string> = {};
+        if (opts.fromEnv === true)
+          for (const name of secretsNamed(project)) {
+            const value = ctx.env[name];
+            if (value !== undefined && value !== '') secretValues[name] = value;
+          }
         const client = await clientFor(ctx, cmd);
         let res: ProjectApplied;
         try {
@@ -65,6 +75,7 @@ export function registerApply(program: Command, ctx: CliContext): void {
             prune: opts.prune === true,
             flows: [...project.flows],
             config: project.config,
+            ...(Object.keys(secretValues).length > 0 && { secretValues }),
           });
         } catch (err) {
           if (isWfxError(err, 'PROJECT_INVALID')) {

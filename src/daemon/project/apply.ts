@@ -43,6 +43,8 @@ export interface ApplyRequest {
   readonly hostFiles: boolean;
   readonly flows: ApplyProjectBody['flows'];
   readonly config: ApplyProjectBody['config'];
+  /** Values of named secrets the deploy sets (plain text: sealed as the plan is made). */
+  readonly secretValues?: ApplyProjectBody['secretValues'];
 }
 
 /** Refuses the deploy: nothing changed. */
@@ -82,10 +84,29 @@ export async function applyProject(deps: ApplyDeps, req: ApplyRequest): Promise<
     ),
   ];
   const secretValues = new Map<string, string | null>();
+  // Values the deploy sets (`--from-env`): each replaces the one kept; `given` says whether it is new.
+  const given = new Map<string, 'create' | 'update' | 'unchanged'>();
+  for (const name of Object.keys(req.secretValues ?? {}))
+    if (!named.includes(name))
+      problems.push({
+        kind: 'secret',
+        name,
+        code: 'SECRET_NOT_NAMED',
+        message: `secret ${name} is given a value but the project names it nowhere (secrets:, a flow, an entry's secret:)`,
+      });
   for (const name of new Set(named)) {
+    const value = req.secretValues?.[name];
     try {
-      secretValues.set(name, await deps.secretValues.open(organization, environment, name));
+      const kept = await deps.secretValues.open(organization, environment, name);
+      if (value !== undefined) given.set(name, kept === null ? 'create' : kept === value ? 'unchanged' : 'update');
+      secretValues.set(name, value ?? kept);
     } catch (err) {
+      if (value !== undefined) {
+        // What is kept cannot be read, and is replaced: the deploy's value is the one to use.
+        given.set(name, 'update');
+        secretValues.set(name, value);
+        continue;
+      }
       problems.push({
         kind: 'secret',
         name,
@@ -127,10 +148,7 @@ export async function applyProject(deps: ApplyDeps, req: ApplyRequest): Promise<
     now: deps.now(),
   });
   plan.problems.push(...problems);
-  planSecrets(
-    plan,
-    flowSecrets.filter((n) => secretValues.has(n)),
-  );
+  planSecrets(plan, [...new Set([...flowSecrets, ...given.keys()])].filter((n) => secretValues.has(n)).sort(), given);
   planVariables(plan);
   planWebhooks(plan);
   planConnections(plan);

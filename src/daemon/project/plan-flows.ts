@@ -7,6 +7,7 @@
  */
 import { canonicalJson } from '../flows/flow-hash.js';
 import { publishProblems } from '../flows/publish.js';
+import { flowSecretContext } from '../state/secret-fields.js';
 import type { FlowDefinition } from '../../shared/flow/types.js';
 import type { FlowProblem } from '../../shared/flow/validate.js';
 import type { Flow, WfxState } from '../state/state.js';
@@ -172,18 +173,35 @@ export function planVariables(plan: PlanBuilder): void {
       }
 }
 
-/** Checks that each secret wfx.yaml lists or a flow names has a value in the environment. */
-export function planSecrets(plan: PlanBuilder, names: readonly string[]): void {
-  const { environment } = plan.ctx;
+/**
+ * Checks that each secret wfx.yaml lists or a flow names has a value in the environment, and
+ * sets those the deploy gives (`given`: whether each is new, changed or the same as kept).
+ */
+export function planSecrets(
+  plan: PlanBuilder,
+  names: readonly string[],
+  given: ReadonlyMap<string, 'create' | 'update' | 'unchanged'>,
+): void {
+  const { organization, environment, secrets } = plan.ctx;
+  const at = plan.ctx.now.toISOString();
   for (const name of names) {
-    if ((plan.ctx.secretValues.get(name) ?? null) === null)
+    const value = plan.ctx.secretValues.get(name) ?? null;
+    const change = given.get(name);
+    if (value === null)
       plan.problem(
         'secret',
         name,
         'SECRET_NOT_FOUND',
         `secret ${name} has no value in ${environment} (wfx secrets set ${name} --env ${environment})`,
       );
-    else plan.change('secret', name, 'unchanged', ['has a value']);
+    else if (change === undefined || change === 'unchanged') plan.change('secret', name, 'unchanged', ['has a value']);
+    else {
+      const sealed = secrets.seal(value, flowSecretContext({ organization, environment, name }));
+      plan.records.push({ type: 'flowSecret.set', organization, environment, name, value: sealed, at });
+      plan.change('secret', name, change, [
+        change === 'create' ? 'value set by the deploy' : 'value changed by the deploy',
+      ]);
+    }
   }
 }
 

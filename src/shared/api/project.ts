@@ -9,7 +9,7 @@ import { RegisterWebhookBody } from './webhooks.js';
 import { CreateConnectionBody } from './email-connections.js';
 import { CreateProviderBody } from './ai-providers.js';
 import { EnvVariableParams, SetVariableBody } from './admin.js';
-import { FlowSecretParams } from './secrets.js';
+import { FlowSecretParams, SetFlowSecretBody } from './secrets.js';
 
 /** The most flow files, and entries of each list, a project may hold. */
 export const PROJECT_MAX_ITEMS = 1000;
@@ -101,6 +101,16 @@ export const ApplyProjectBody = Type.Object(
       { maxItems: PROJECT_MAX_ITEMS },
     ),
     config: ProjectConfig,
+    secretValues: Type.Optional(
+      Type.Unsafe<Record<string, string>>({
+        type: 'object',
+        propertyNames: SecretName,
+        additionalProperties: SetFlowSecretBody.properties.value,
+        maxProperties: PROJECT_MAX_ITEMS,
+        description:
+          'values of secrets the project names, set in the environment applied as part of the deploy (`wfx apply --from-env`); sealed at once, never answered or recorded',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -30,7 +30,7 @@ async function setup(t: Test) {
 
 const lines = (body: { changes: Change[] }) => body.changes.map((c) => `${c.change} ${c.kind} ${c.name}`);
 
-t.test('a credential follows its secret: sealed again when the value changes, else unchanged', async (t) => {
+t.test('a credential is sealed from the secret it names: again when it names another', async (t) => {
   const { h, admin, apply, secret } = await setup(t);
   const config = {
     webhooks: [{ name: 'hooks', provider: 'STANDARD', secret: 'HOOK' }],
@@ -59,16 +59,19 @@ t.test('a credential follows its secret: sealed again when the value changes, el
     'same values: unchanged',
   );
 
-  await secret('HOOK', 'whsec_second-value-5678');
-  await secret('IMAP', 'imap-second');
-  await secret('KEY', 'key-second');
-  const rotated = (await apply(admin, { config })).json<{ changes: Change[] }>();
+  await secret('HOOK2', 'whsec_second-value-5678');
+  await secret('IMAP2', 'imap-second');
+  await secret('KEY2', 'key-second');
+  const renamed = JSON.parse(
+    JSON.stringify(config).replace(/"(HOOK|IMAP|KEY)"/g, (_m, n: string) => `"${n}2"`),
+  ) as typeof config;
+  const rotated = (await apply(admin, { config: renamed })).json<{ changes: Change[] }>();
   t.same(
     rotated.changes.map((c) => [c.name, c.details]),
     [
-      ['hooks', ['signing secret from HOOK (the previous one works for 24h)']],
-      ['mail', ['password from IMAP']],
-      ['llm', ['apiKey from KEY']],
+      ['hooks', ['signing secret from HOOK2 (the previous one works for 24h)']],
+      ['mail', ['password from IMAP2']],
+      ['llm', ['apiKey from KEY2']],
     ],
   );
   const after = (await h.call(admin, { method: 'GET', url: '/admin/webhooks/hooks' })).json<{
@@ -163,4 +166,60 @@ t.test('an organization admin deploys into its own organization only', async (t)
     flows: unknown[];
   }>();
   t.same([exported.organization, exported.flows], ['other', []]);
+});
+
+t.test('a deploy sets the secrets it is given, in the same change', async (t) => {
+  const { h, admin, apply } = await setup(t);
+  const config = { secrets: ['TOKEN'], webhooks: [{ name: 'hooks', provider: 'STANDARD', secret: 'HOOK' }] };
+  const given = (values: Record<string, string>) => apply(admin, { config, secretValues: values });
+  const first = await given({ TOKEN: 'token-one', HOOK: 'whsec_hook-one-1234' });
+  t.equal(first.statusCode, 200, first.body);
+  t.same(lines(first.json()), ['create secret HOOK', 'create secret TOKEN', 'create webhook hooks']);
+  t.same(
+    lines((await given({ TOKEN: 'token-one', HOOK: 'whsec_hook-one-1234' })).json()),
+    ['unchanged secret HOOK', 'unchanged secret TOKEN', 'unchanged webhook hooks'],
+    'the same values again: nothing to do',
+  );
+  const changed = await given({ TOKEN: 'token-two' });
+  t.same(lines(changed.json()), ['update secret TOKEN', 'unchanged webhook hooks']);
+  t.notMatch(changed.body, /token-|hook-one/, 'no value in the answer');
+  const stray = await given({ OTHER: 'x' });
+  t.match(stray.json(), { details: { problems: [{ name: 'OTHER', code: 'SECRET_NOT_NAMED' }] } });
+  const list = (await h.call(admin, { method: 'GET', url: '/admin/secrets/values' })).json<{
+    items: Array<{ name: string }>;
+  }>();
+  t.same(
+    list.items.map((i) => i.name),
+    ['HOOK', 'TOKEN'],
+    'the refused deploy set nothing',
+  );
+});
+
+t.test('setting a secret again seals it into the entries a deploy made from it', async (t) => {
+  const { h, admin, apply, secret } = await setup(t);
+  const config = {
+    webhooks: [{ name: 'hooks', provider: 'STANDARD', secret: 'HOOK' }],
+    providers: [
+      { name: 'llm', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:1/v1', model: 'm', secret: 'KEY' },
+    ],
+  };
+  await secret('HOOK', 'whsec_first-value-1234');
+  await secret('KEY', 'key-first');
+  t.equal((await apply(admin, { config })).statusCode, 200);
+  await secret('HOOK', 'whsec_second-value-5678');
+  await secret('KEY', 'key-second');
+  const hooks = (await h.call(admin, { method: 'GET', url: '/admin/webhooks/hooks' })).json<{
+    endpoints: Array<{ secrets: number }>;
+  }>();
+  t.equal(hooks.endpoints[0]!.secrets, 2, 'rotated: the previous signing secret works a while longer');
+  t.same(
+    lines((await apply(admin, { config, dryRun: true })).json()),
+    ['unchanged webhook hooks', 'unchanged provider llm'],
+    'the entries hold the new values already',
+  );
+  await secret('OTHER', 'unrelated');
+  const again = (await h.call(admin, { method: 'GET', url: '/admin/webhooks/hooks' })).json<{
+    endpoints: Array<{ secrets: number }>;
+  }>();
+  t.equal(again.endpoints[0]!.secrets, 2, 'another secret leaves them alone');
 });

@@ -43,6 +43,7 @@ export function projectRoutes(fastify: FastifyInstance, deps: ApplyDeps): void {
         hostFiles: caller.system,
         flows: b.flows,
         config: b.config,
+        ...(b.secretValues !== undefined && { secretValues: b.secretValues }),
       });
     },
   });

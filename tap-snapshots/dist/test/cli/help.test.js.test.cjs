@@ -217,12 +217,15 @@ Options:
   --dry-run             print the plan only: nothing changes
   --prune               remove what the project no longer declares (flows are
                         deactivated in the environment)
+  --from-env            set each secret the project names from this program's
+                        environment variable of that name, when it has one, in
+                        the same change
   -h, --help            display help for command
 
 Plan lines: + created, ~ changed, - removed, = unchanged. A problem anywhere refuses the whole apply.
 Examples:
   $ wfx apply . --dry-run
-  $ wfx apply . --env PRODUCTION --prune --json
+  $ WAREHOUSE_TOKEN=$CI_TOKEN wfx apply . --env PRODUCTION --prune --from-env --json
 
 `
 
