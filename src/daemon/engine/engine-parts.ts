@@ -70,7 +70,13 @@ export interface EngineParts {
 export function engineParts(host: EngineHost, options: EngineOptions): EngineParts {
   const { step, closed } = host;
   const schemas = new DomainSchemas(host.maxJsonDepth);
-  const jobs = new JobOperations({ state: host.state, executions: host.executions, step, now: host.now });
+  const jobs = new JobOperations({
+    state: host.state,
+    executions: host.executions,
+    step,
+    now: host.now,
+    secretValues: host.secretValues,
+  });
   const work = new WorkRunner({
     state: host.state,
     secrets: host.secrets,

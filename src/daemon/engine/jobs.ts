@@ -8,8 +8,10 @@ import type { ActivatedJob, JobAnswer, JobView } from '../../shared/api/index.js
 import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
 import type { Executions } from '../state/executions.js';
-import { JobQueues, jobKey, jobTimes, waitingJob, type QueuedJob } from '../state/job-queues.js';
-import type { WfxState } from '../state/state.js';
+import { JobQueues, jobKey, jobTarget, jobTimes, waitingJob, type QueuedJob } from '../state/job-queues.js';
+import type { FlowSecretValues } from '../secrets/flow-secret-values.js';
+import { withNamesIn, withValuesIn } from './work/secret-refs.js';
+import type { Environment, WfxState } from '../state/state.js';
 import type { RunStep } from './step/index.js';
 import { jobsToTake, type ActivateRequest, type FailRequest, type Held, type JobCall } from './step/jobs.js';
 
@@ -22,6 +24,8 @@ export interface JobOperationsOptions {
   readonly executions: Executions;
   readonly step: RunStep;
   readonly now: () => Date;
+  /** Where the values of a job input's `{secret.NAME}` are read as a worker activates it. */
+  readonly secretValues: FlowSecretValues;
 }
 
 /** The jobs API's engine operations (see the top of this file). */
@@ -45,7 +49,56 @@ export class JobOperations {
     if (jobsToTake(this.state, executions, req.organization, req.domain, actions, req.maxJobs, now).length === 0)
       return [];
     // The step's runner makes the trees of those jobs resident first (step/touched.ts).
-    return this.options.step({ kind: 'job.activate', req, actions });
+    const jobs = await this.options.step({ kind: 'job.activate', req, actions });
+    return jobs.some((j) => this.secretsOf(j.key) !== null) ? this.withSecrets(jobs, req.worker) : jobs;
+  }
+
+  /** The job's stand-ins (stand-in -> secret name) and where to open them, when its input names secrets. */
+  private secretsOf(
+    key: string,
+  ): { organization: string; environment: Environment; byToken: Record<string, string> } | null {
+    const ref = jobTarget(key);
+    const held = ref && waitingJob(this.state, ref);
+    const byToken = held?.wait.secrets;
+    return byToken === undefined || !held
+      ? null
+      : { organization: held.inst.organization, environment: held.inst.environment, byToken };
+  }
+
+  /**
+   * `jobs` with each input's stand-ins replaced by the secrets' values, opened now (never
+   * kept). A job whose secret has no value, or cannot be opened, is failed at once, not retried
+   * (SECRET_NOT_FOUND, SECRET_UNREADABLE), and left out.
+   */
+  private async withSecrets(jobs: readonly ActivatedJob[], worker: string): Promise<ActivatedJob[]> {
+    const out: ActivatedJob[] = [];
+    for (const job of jobs) {
+      const refs = this.secretsOf(job.key);
+      if (refs === null) {
+        out.push(job);
+        continue;
+      }
+      const opened = await this.options.secretValues.openRefs(refs.organization, refs.environment, refs.byToken);
+      if (opened.ok) out.push({ ...job, input: withValuesIn(job.input, opened.values) as Record<string, unknown> });
+      else
+        await this.fail({
+          organization: null,
+          key: job.key,
+          worker,
+          errorCode: opened.code,
+          errorMessage: opened.message,
+          retry: false,
+        });
+    }
+    return out;
+  }
+
+  /** `value` with the values of the job's secrets written `[secret NAME]` (a worker that echoes one). */
+  private async scrubbed<T>(key: string, value: T): Promise<T> {
+    const refs = this.secretsOf(key);
+    if (refs === null) return value;
+    const opened = await this.options.secretValues.openRefs(refs.organization, refs.environment, refs.byToken);
+    return opened.ok ? (withNamesIn(value, opened.named) as T) : value;
   }
 
   /**
@@ -74,7 +127,8 @@ export class JobOperations {
    * that is durable. Throws JOB_NOT_FOUND, JOB_LOCK_LOST before anything changes.
    */
   async complete(req: JobCall & { readonly output: unknown }): Promise<JobAnswer> {
-    const refused = await this.options.step({ kind: 'job.complete', req });
+    const output = await this.scrubbed(req.key, req.output);
+    const refused = await this.options.step({ kind: 'job.complete', req: { ...req, output } });
     if (refused === null) return { key: req.key, status: 'completed' };
     throw new WfxError(
       'JOB_OUTPUT_INVALID',
@@ -90,8 +144,12 @@ export class JobOperations {
    * false), else the node fails with the worker's error code (JOB_FAILED without one). Throws
    * JOB_NOT_FOUND, JOB_LOCK_LOST before anything changes.
    */
-  fail(req: FailRequest): Promise<JobAnswer> {
-    return this.options.step({ kind: 'job.fail', req });
+  async fail(req: FailRequest): Promise<JobAnswer> {
+    const errorMessage = req.errorMessage === undefined ? undefined : await this.scrubbed(req.key, req.errorMessage);
+    return this.options.step({
+      kind: 'job.fail',
+      req: { ...req, ...(errorMessage !== undefined && { errorMessage }) },
+    });
   }
 
   /** Extends the worker's lock by `lockDurationMs` from now (default: its activation's). Throws JOB_NOT_FOUND, JOB_LOCK_LOST. */

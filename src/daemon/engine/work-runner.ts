@@ -80,27 +80,7 @@ export class WorkRunner {
     { ok: true; values: Map<string, string>; named: Map<string, string> } | Extract<WorkResult, { ok: false }>
   > {
     const inst = execution(this.options.state, order.instanceId);
-    const organization = inst?.organization ?? '';
-    const environment = inst?.environment ?? 'PRODUCTION';
-    const values = new Map<string, string>();
-    const named = new Map<string, string>();
-    for (const [token, name] of Object.entries(byToken)) {
-      let value: string | null;
-      try {
-        value = await this.options.secretValues.open(organization, environment, name);
-      } catch (err) {
-        return { ok: false, code: 'SECRET_UNREADABLE', message: `secret ${name}: ${errorMessage(err)}` };
-      }
-      if (value === null)
-        return {
-          ok: false,
-          code: 'SECRET_NOT_FOUND',
-          message: `secret ${name} has no value in ${environment} (wfx secrets set ${name} --env ${environment})`,
-        };
-      values.set(token, value);
-      if (value !== '') named.set(value, name);
-    }
-    return { ok: true, values, named };
+    return this.options.secretValues.openRefs(inst?.organization ?? '', inst?.environment ?? 'PRODUCTION', byToken);
   }
 
   /** True while the work of node instance `key` is under way (it must not be started again). */

@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Environment } from '../../shared/api/index.js';
+import { errorMessage } from '../../shared/errors.js';
 import { flowSecretContext } from '../state/secret-fields.js';
 import type { WfxState } from '../state/state.js';
 import type { SecretBox } from './secret-box.js';
@@ -47,6 +48,40 @@ export class FlowSecretValues {
     if (organization === 'default' && this.secretsDir !== undefined)
       return mountedSecret(this.secretsDir, environment, name);
     return null;
+  }
+
+  /**
+   * The values of the secrets a call or a job names (`byToken`: stand-in -> name), for
+   * `organization` in `environment`: each stand-in's value and each value's name (the empty
+   * value left out: nothing to hide); or the failure that stops the call or the job.
+   */
+  async openRefs(
+    organization: string,
+    environment: Environment,
+    byToken: Readonly<Record<string, string>>,
+  ): Promise<
+    | { ok: true; values: Map<string, string>; named: Map<string, string> }
+    | { ok: false; code: 'SECRET_NOT_FOUND' | 'SECRET_UNREADABLE'; message: string }
+  > {
+    const values = new Map<string, string>();
+    const named = new Map<string, string>();
+    for (const [token, name] of Object.entries(byToken)) {
+      let value: string | null;
+      try {
+        value = await this.open(organization, environment, name);
+      } catch (err) {
+        return { ok: false, code: 'SECRET_UNREADABLE', message: `secret ${name}: ${errorMessage(err)}` };
+      }
+      if (value === null)
+        return {
+          ok: false,
+          code: 'SECRET_NOT_FOUND',
+          message: `secret ${name} has no value in ${environment} (wfx secrets set ${name} --env ${environment})`,
+        };
+      values.set(token, value);
+      if (value !== '') named.set(value, name);
+    }
+    return { ok: true, values, named };
   }
 
   /** When the value set over the API was set (null: none set, perhaps a mounted file). */

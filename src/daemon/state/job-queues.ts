@@ -352,6 +352,7 @@ export function applyJobLock(
     domain: wait.domain,
     action: wait.action,
     input: wait.input,
+    ...(wait.secrets !== undefined && { secrets: wait.secrets }),
     attempt: wait.attempt,
     maxAttempts: wait.maxAttempts,
     activations,

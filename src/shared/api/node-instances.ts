@@ -129,8 +129,13 @@ export interface JobWait {
   readonly dueAt: string | null;
   readonly domain: string;
   readonly action: string;
-  /** The input, resolved when the node was reached. */
+  /** The input, resolved when the node was reached; a `{secret.NAME}` in it as a stand-in (see `secrets`). */
   readonly input: Record<string, unknown>;
+  /**
+   * The stand-ins of the input's `{secret.NAME}` references, each with its secret's name: the
+   * worker gets the values in their place as it activates the job; they are never kept.
+   */
+  readonly secrets?: Readonly<Record<string, string>>;
   /** The attempt being made (1-based): a failed attempt makes the next. */
   readonly attempt: number;
   readonly maxAttempts: number;

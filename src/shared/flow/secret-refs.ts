@@ -1,16 +1,20 @@
 /**
  * Where a flow may name a secret: `{secret.NAME}` only in a serviceTask's url, headers, query and
- * body, which the daemon fills in as the call goes out. Anywhere else its value could be copied
- * into variables (a setVariable, an output, a message), and from there into history, logs and
- * answers: the flow is refused at publish (SECRET_NOT_ALLOWED). Pure.
+ * body, which the daemon fills in as the call goes out, and in a domainTask's input, filled in as
+ * a worker activates the job. Anywhere else its value could be copied into variables (a
+ * setVariable, an output, a message), and from there into history, logs and answers: the flow
+ * is refused at publish (SECRET_NOT_ALLOWED). Pure.
  */
 import { findReferences } from '../expr/template.js';
 import { isRecord } from '../json-object.js';
 import type { At } from './problems.js';
 import { nodesWithin, type FlowDefinition, type FlowNode } from './types.js';
 
-/** The properties of a serviceTask that may hold `{secret.NAME}`. */
-const SECRET_PLACES: ReadonlySet<string> = new Set(['url', 'headers', 'query', 'body']);
+/** The properties of each node type that may hold `{secret.NAME}`. */
+const SECRET_PLACES: Readonly<Record<string, ReadonlySet<string>>> = {
+  serviceTask: new Set(['url', 'headers', 'query', 'body']),
+  domainTask: new Set(['input']),
+};
 /** A secret's name, as `wfx secrets set` takes it. */
 export const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -22,14 +26,14 @@ export function checkSecretRefs(node: FlowNode, path: readonly (string | number)
       for (const ref of findReferences(value)) {
         const segments = ref.split('.');
         if (segments[0] !== 'secret') continue;
-        const allowed = node.type === 'serviceTask' && SECRET_PLACES.has(String(here[path.length]));
+        const allowed = SECRET_PLACES[node.type]?.has(String(here[path.length])) === true;
         if (segments.length !== 2 || !SECRET_NAME.test(segments[1]!))
           at('SECRET_NOT_ALLOWED', here, `{${ref}} is not a secret's name: write {secret.NAME}`);
         else if (!allowed)
           at(
             'SECRET_NOT_ALLOWED',
             here,
-            `{${ref}} may be used only in a serviceTask's url, headers, query and body, which are filled in as the call goes out: elsewhere its value could be copied into variables`,
+            `{${ref}} may be used only in a serviceTask's url, headers, query and body, filled in as the call goes out, and a domainTask's input, filled in as a worker takes the job: elsewhere its value could be copied into variables`,
           );
       }
     } else if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...here, i]));
@@ -43,7 +47,7 @@ export function checkSecretRefs(node: FlowNode, path: readonly (string | number)
   walk(node, path);
 }
 
-/** The names of the secrets a valid flow's serviceTasks name (in bodies too), sorted. */
+/** The names of the secrets a valid flow's serviceTasks and domainTasks name (in bodies too), sorted. */
 export function secretNamesOf(definition: FlowDefinition): string[] {
   const names = new Set<string>();
   const walk = (value: unknown): void => {
@@ -61,7 +65,6 @@ export function secretNamesOf(definition: FlowDefinition): string[] {
       }
   };
   for (const { node } of nodesWithin(definition.nodes))
-    if (node.type === 'serviceTask')
-      for (const place of SECRET_PLACES) walk((node as unknown as Record<string, unknown>)[place]);
+    for (const place of SECRET_PLACES[node.type] ?? []) walk((node as unknown as Record<string, unknown>)[place]);
   return [...names].sort();
 }

@@ -14,6 +14,7 @@ import type { JobWait } from '../../state/state.js';
 import { retryDelayMs } from '../../outbound/retry.js';
 import type { JobResult, NodeHandler, NodeScope, Outcome } from './handler.js';
 import { retryPolicy } from './work.js';
+import { SecretRefs } from '../work/secret-refs.js';
 
 export const domainTask: NodeHandler<DomainTaskNode> = {
   run: (node, scope) => {
@@ -24,7 +25,9 @@ export const domainTask: NodeHandler<DomainTaskNode> = {
         code: 'DOMAIN_NOT_FOUND',
         message: `organization ${scope.instance.organization} has no domain ${node.domain} with action ${node.action}`,
       };
-    const input = inputOf(node, scope);
+    // `{secret.NAME}` resolves to stand-ins the jobs API fills in as a worker activates the job.
+    const secrets = new SecretRefs();
+    const input = inputOf(node, scope, secrets.token);
     if (typeof input === 'string') return { kind: 'fail', code: 'JOB_INPUT_INVALID', message: input };
     const problem = scope.schemaProblem(action.input, input, 'the input');
     if (problem !== null) return { kind: 'fail', code: 'JOB_INPUT_INVALID', message: problem };
@@ -35,6 +38,7 @@ export const domainTask: NodeHandler<DomainTaskNode> = {
       domain: node.domain,
       action: node.action,
       input,
+      ...(secrets.used && { secrets: secrets.byToken }),
       attempt: 1,
       maxAttempts: retryPolicy(node.retry).maxAttempts,
       activations: 0,
@@ -56,9 +60,13 @@ export const domainTask: NodeHandler<DomainTaskNode> = {
 };
 
 /** The input resolved: an object, or why it is none (a text to fail with). */
-function inputOf(node: DomainTaskNode, scope: NodeScope): Record<string, unknown> | string {
+function inputOf(
+  node: DomainTaskNode,
+  scope: NodeScope,
+  secret: (name: string) => string,
+): Record<string, unknown> | string {
   if (node.input === undefined) return {};
-  const value = scope.resolve(node.input);
+  const value = scope.resolve(node.input, undefined, secret);
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
   return `the input resolves to ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}, not an object`;
 }
@@ -84,6 +92,7 @@ function finished(node: DomainTaskNode, scope: NodeScope, wait: JobWait, result:
     domain: wait.domain,
     action: wait.action,
     input: wait.input,
+    ...(wait.secrets !== undefined && { secrets: wait.secrets }),
     attempt: wait.attempt + 1,
     maxAttempts: wait.maxAttempts,
     activations: wait.activations,

@@ -89,3 +89,13 @@ export function withoutSecretValues(result: WorkResult, named: ReadonlyMap<strin
   if (result.ok) return { ...result, value: replaceDeep(result.value, scrub), ...(logs && { logs }) };
   return { ...result, message: scrub(result.message), ...(logs && { logs }) };
 }
+
+/** `value` (a job's input) with each stand-in replaced by its secret's value (`values`: stand-in -> value). */
+export function withValuesIn(value: unknown, values: ReadonlyMap<string, string>): unknown {
+  return replaceDeep(value, replacer([...values]));
+}
+
+/** `value` (what a worker sends back) with each secret value in `named` (value -> name) written `[secret NAME]`. */
+export function withNamesIn(value: unknown, named: ReadonlyMap<string, string>): unknown {
+  return replaceDeep(value, secretNamer(named));
+}
