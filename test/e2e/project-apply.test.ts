@@ -5,6 +5,7 @@ import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { callDaemon, startDaemon, wfxIn } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
 
 /*
  * `wfx apply` end to end, through three commits of a git repository as a pipeline would deploy
@@ -280,4 +281,61 @@ t.test('apply refuses what it cannot carry out, naming where', async (t) => {
   const syntax = await run(['apply', 'repo']);
   t.equal(syntax.code, 2);
   t.match(syntax.stderr, /^PROJECT_INVALID: wfx\.yaml:\d+:\d+: /m);
+});
+
+t.test('an apply is one journal entry: a SIGKILL before it leaves none of it, after it all of it', async (t) => {
+  const flow = (v: string) => orderFlow(v).replace('{secret.TOKEN}', 'none').replace('github', 'open');
+  const cwd = t.testdir({
+    repo: {
+      'wfx.yaml':
+        'env:\n  PRODUCTION: { A: "1", B: "2" }\nwebhooks:\n  - { name: open, provider: STANDARD, authType: NONE }\n',
+      flows: { 'order.yaml': flow('amount') },
+    },
+  });
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const out = join(cwd, '.wfx', 'logs', 'daemon.out');
+  /** Applies the project to a daemon that stops at `point`, kills it there, and gives what a restart holds. */
+  const crashAt = async (point: string) => {
+    // The log of an earlier daemon names the point already: each crash starts a new one.
+    await rm(out, { force: true });
+    const daemon = await startDaemon(t, { cwd, env: { WFX_TEST_CRASH_POINT: point } });
+    const sent = wfxIn(['apply', 'repo'], { cwd });
+    await eventually(`the daemon stops at ${point}`, async () =>
+      (await readFile(out, 'utf8').catch(() => '')).includes(`crash-point ${point}\n`),
+    );
+    process.kill(daemon.pid, 'SIGKILL');
+    t.not((await sent).code, 0, 'the apply was not acknowledged');
+    await eventually('the daemon is gone', () => !alive(daemon.pid));
+    const again = await startDaemon(t, { cwd });
+    const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+    const body = (await callDaemon(again.url, key, 'GET', '/admin/project')).body as {
+      flows: Array<{ version: string }>;
+      config: { env: { PRODUCTION?: Record<string, string> }; webhooks: Array<{ name: string }> };
+    };
+    process.kill(again.pid, 'SIGKILL');
+    await eventually('the daemon is gone', () => !alive(again.pid));
+    return body;
+  };
+
+  const none = await crashAt('project:planned');
+  t.same([none.flows, none.config.env, none.config.webhooks], [[], {}, []], 'killed before its commit: none of it');
+  const all = await crashAt('project:committed');
+  t.match(all, {
+    flows: [{ processId: ORDER, version: '1' }],
+    config: { env: { PRODUCTION: { A: '1', B: '2' } }, webhooks: [{ name: 'open' }] },
+  });
+  t.equal(all.flows.length, 1, 'killed after its commit, before the answer: all of it');
+
+  // A second commit cut off before its commit: the first stays whole, nothing of the second.
+  await writeFile(join(cwd, 'repo', 'wfx.yaml'), 'env:\n  PRODUCTION: { A: "3", B: "4" }\n');
+  await writeFile(join(cwd, 'repo', 'flows', 'order.yaml'), flow('total'));
+  const kept = await crashAt('project:planned');
+  t.same([kept.flows[0]?.version, kept.config.env.PRODUCTION], ['1', { A: '1', B: '2' }]);
 });

@@ -17,6 +17,7 @@ import { WfxError, errorMessage } from '../../shared/errors.js';
 import { secretNamesOf } from '../../shared/flow/secret-refs.js';
 import { checkProvider } from '../ai/provider-config.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
+import { crashPoint } from '../store/crash-point.js';
 import type { FlowChecker } from '../flows/check.js';
 import type { FlowSecretValues } from '../secrets/flow-secret-values.js';
 import type { SecretBox } from '../secrets/secret-box.js';
@@ -201,6 +202,10 @@ export async function applyProject(deps: ApplyDeps, req: ApplyRequest): Promise<
   const changes = [...plan.changes].sort((a, b) => order(a.kind) - order(b.kind) || a.name.localeCompare(b.name));
   const counts: Record<PlanChange, number> = { create: 0, update: 0, remove: 0, unchanged: 0 };
   for (const c of changes) counts[c.change]++;
-  if (!req.dryRun) await deps.catalogue.commitProject(organization, plan.records, plan.ctx.now.toISOString());
+  if (!req.dryRun) {
+    crashPoint('project:planned'); // the plan made, nothing of it written
+    await deps.catalogue.commitProject(organization, plan.records, plan.ctx.now.toISOString());
+    crashPoint('project:committed'); // all of it durable, not yet answered
+  }
   return { organization, environment, applied: !req.dryRun, changes, counts };
 }

@@ -27,7 +27,8 @@ const STOP_MS = 60_000;
  * start run yet); thrown:kept (an
  * event thrown is durable, the other daemons sharing the database not given it yet);
  * secrets:pinned (a rotation's new key is current, no secret sealed with it yet), secrets:resealed
- * (secrets sealed again, their old forms still in the journal: no checkpoint yet).
+ * (secrets sealed again, their old forms still in the journal: no checkpoint yet); project:planned
+ * (a deploy's plan made, none of it written), project:committed (all of it durable, not answered).
  */
 export function crashPoint(name: string): void {
   if (STOP_AT !== name) return;
