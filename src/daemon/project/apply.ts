@@ -13,6 +13,7 @@ import {
   type ProjectApplied,
   type ProjectProblem,
 } from '../../shared/api/index.js';
+import { constantTimeEqual } from '../../shared/constant-time.js';
 import { WfxError, errorMessage } from '../../shared/errors.js';
 import { secretNamesOf } from '../../shared/flow/secret-refs.js';
 import { checkProvider } from '../ai/provider-config.js';
@@ -99,7 +100,11 @@ export async function applyProject(deps: ApplyDeps, req: ApplyRequest): Promise<
     const value = req.secretValues?.[name];
     try {
       const kept = await deps.secretValues.open(organization, environment, name);
-      if (value !== undefined) given.set(name, kept === null ? 'create' : kept === value ? 'unchanged' : 'update');
+      if (value !== undefined)
+        given.set(
+          name,
+          kept === null ? 'create' : constantTimeEqual(Buffer.from(kept), Buffer.from(value)) ? 'unchanged' : 'update',
+        );
       secretValues.set(name, value ?? kept);
     } catch (err) {
       if (value !== undefined) {
@@ -117,7 +122,11 @@ export async function applyProject(deps: ApplyDeps, req: ApplyRequest): Promise<
     }
   }
   for (const p of config.providers ?? []) {
-    if (p.modelPath !== undefined && !req.hostFiles) {
+    const existing = Object.values(deps.state.aiProviders).find(
+      (x) => x.organization === organization && x.name === p.name,
+    );
+    // As over the API: naming a file on the daemon's host takes a system key; keeping one does not.
+    if (p.modelPath !== undefined && p.modelPath !== existing?.modelPath && !req.hostFiles) {
       problems.push({
         kind: 'provider',
         name: p.name,

@@ -1,3 +1,6 @@
+import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { apiHarness, type TestKey } from '../../helpers/api.js';
 
@@ -222,4 +225,25 @@ t.test('setting a secret again seals it into the entries a deploy made from it',
     endpoints: Array<{ secrets: number }>;
   }>();
   t.equal(again.endpoints[0]!.secrets, 2, 'another secret leaves them alone');
+});
+
+t.test("a local model names a file on the daemon's host: a system key deploys it, an admin keeps it", async (t) => {
+  const { h, admin, apply } = await setup(t);
+  const system = await h.key('admin', null);
+  const modelPath = join(t.testdir({}), 'tiny.gguf');
+  await writeFile(modelPath, Buffer.concat([Buffer.from('GGUF'), Buffer.alloc(60)]));
+  const config = { providers: [{ name: 'local', kind: 'local', modelPath }] };
+  const refused = await apply(admin, { config });
+  t.match(refused.json(), { details: { problems: [{ kind: 'provider', name: 'local', code: 'FORBIDDEN' }] } });
+  const made = await apply(system, { config, organization: 'acme' });
+  t.equal(made.statusCode, 200, made.body);
+  t.same(
+    lines((await apply(admin, { config })).json()),
+    ['unchanged provider local'],
+    'kept as it is: no system key needed',
+  );
+  const moved = await apply(admin, {
+    config: { providers: [{ ...config.providers[0], modelPath: `${modelPath}.2` }] },
+  });
+  t.match(moved.json(), { details: { problems: [{ code: 'FORBIDDEN' }] } }, 'another file: refused again');
 });
