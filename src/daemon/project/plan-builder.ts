@@ -12,6 +12,7 @@ import type {
   ProjectProblem,
 } from '../../shared/api/index.js';
 import { constantTimeEqual } from '../../shared/constant-time.js';
+import { noValue } from '../secrets/flow-secret-values.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { WfxRecord } from '../state/records.js';
 import type { FromSecret, WfxState } from '../state/state.js';
@@ -63,12 +64,7 @@ export class PlanBuilder {
     const value = this.ctx.secretValues.get(secret) ?? null;
     if (value === null) {
       const env = this.ctx.environment;
-      this.problem(
-        kind,
-        name,
-        'SECRET_NOT_FOUND',
-        `secret ${secret} has no value in ${env} (wfx secrets set ${secret} --env ${env})`,
-      );
+      this.problem(kind, name, 'SECRET_NOT_FOUND', noValue(secret, env));
       return null;
     }
     return { value, from: { name: secret, environment: this.ctx.environment } };

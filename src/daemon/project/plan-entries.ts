@@ -14,6 +14,7 @@ import { rotatedEndpoints } from '../catalogue/credentials.js';
 import { customSchemeOf, newToken } from '../catalogue/webhook-entry.js';
 import { uuidv7 } from '../state/ids.js';
 import { emailPasswordContext, providerKeyContext, webhookSecretContext } from '../state/secret-fields.js';
+import type { WfxRecord } from '../state/records.js';
 import type { AiProvider, EmailConnection, WebhookEndpoint, WebhookRegistration } from '../state/state.js';
 import { differences, type PlanBuilder } from './plan-builder.js';
 
@@ -303,44 +304,36 @@ export function pruneEntries(
 ): void {
   const { state, organization, config } = plan.ctx;
   if (!plan.ctx.prune) return;
-  const own = <T extends { organization: string; name: string }>(entries: Record<string, T>) =>
-    Object.values(entries).filter((e) => e.organization === organization);
-  if (config.webhooks)
-    for (const w of own(state.webhooks))
-      if (!config.webhooks.some((d) => d.name === w.name)) {
-        const flow = named('webhook', w.name);
-        if (flow !== null)
-          plan.problem(
-            'webhook',
-            w.name,
-            'IN_USE',
-            `webhook ${w.name} is not declared but flow ${flow} triggers on it`,
-          );
-        else {
-          plan.records.push({ type: 'webhook.deleted', webhookId: w.webhookId });
-          plan.change('webhook', w.name, 'remove', ['its endpoints stop at once']);
-        }
+  /** Removes the entries of one kind wfx.yaml lists (`declared`) that it does not declare. */
+  const prune = <T extends { organization: string; name: string }>(
+    kind: 'webhook' | 'emailConnection' | 'provider',
+    declared: ReadonlyArray<{ name: string }> | undefined,
+    entries: Record<string, T>,
+    removed: (entry: T) => WfxRecord,
+    details: string[] = [],
+  ) => {
+    if (declared === undefined) return;
+    for (const e of Object.values(entries)) {
+      if (e.organization !== organization || declared.some((d) => d.name === e.name)) continue;
+      const flow = kind === 'provider' ? null : named(kind, e.name);
+      if (flow === null) {
+        plan.records.push(removed(e));
+        plan.change(kind, e.name, 'remove', details);
+      } else {
+        const what = kind === 'webhook' ? 'webhook' : 'email connection';
+        plan.problem(kind, e.name, 'IN_USE', `${what} ${e.name} is not declared but flow ${flow} triggers on it`);
       }
-  if (config.emailConnections)
-    for (const c of own(state.emailConnections))
-      if (!config.emailConnections.some((d) => d.name === c.name)) {
-        const flow = named('emailConnection', c.name);
-        if (flow !== null)
-          plan.problem(
-            'emailConnection',
-            c.name,
-            'IN_USE',
-            `email connection ${c.name} is not declared but flow ${flow} triggers on it`,
-          );
-        else {
-          plan.records.push({ type: 'emailConnection.deleted', connectionId: c.connectionId });
-          plan.change('emailConnection', c.name, 'remove');
-        }
-      }
-  if (config.providers)
-    for (const p of own(state.aiProviders))
-      if (!config.providers.some((d) => d.name === p.name)) {
-        plan.records.push({ type: 'aiProvider.deleted', providerId: p.providerId });
-        plan.change('provider', p.name, 'remove');
-      }
+    }
+  };
+  prune('webhook', config.webhooks, state.webhooks, (w) => ({ type: 'webhook.deleted', webhookId: w.webhookId }), [
+    'its endpoints stop at once',
+  ]);
+  prune('emailConnection', config.emailConnections, state.emailConnections, (c) => ({
+    type: 'emailConnection.deleted',
+    connectionId: c.connectionId,
+  }));
+  prune('provider', config.providers, state.aiProviders, (p) => ({
+    type: 'aiProvider.deleted',
+    providerId: p.providerId,
+  }));
 }

@@ -7,6 +7,7 @@
  */
 import { canonicalJson } from '../flows/flow-hash.js';
 import { publishProblems } from '../flows/publish.js';
+import { noValue } from '../secrets/flow-secret-values.js';
 import { flowSecretContext } from '../state/secret-fields.js';
 import type { FlowDefinition } from '../../shared/flow/types.js';
 import type { FlowProblem } from '../../shared/flow/validate.js';
@@ -187,13 +188,7 @@ export function planSecrets(
   for (const name of names) {
     const value = plan.ctx.secretValues.get(name) ?? null;
     const change = given.get(name);
-    if (value === null)
-      plan.problem(
-        'secret',
-        name,
-        'SECRET_NOT_FOUND',
-        `secret ${name} has no value in ${environment} (wfx secrets set ${name} --env ${environment})`,
-      );
+    if (value === null) plan.problem('secret', name, 'SECRET_NOT_FOUND', noValue(name, environment));
     else if (change === undefined || change === 'unchanged') plan.change('secret', name, 'unchanged', ['has a value']);
     else {
       const sealed = secrets.seal(value, flowSecretContext({ organization, environment, name }));

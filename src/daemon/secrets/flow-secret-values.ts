@@ -29,6 +29,10 @@ async function mountedSecret(dir: string, environment: string, name: string): Pr
   return null;
 }
 
+/** Why secret `name` cannot be used: it has no value in `environment`, and how to give it one. */
+export const noValue = (name: string, environment: Environment): string =>
+  `secret ${name} has no value in ${environment} (wfx secrets set ${name} --env ${environment})`;
+
 export class FlowSecretValues {
   constructor(
     private readonly state: WfxState,
@@ -76,7 +80,7 @@ export class FlowSecretValues {
         return {
           ok: false,
           code: 'SECRET_NOT_FOUND',
-          message: `secret ${name} has no value in ${environment} (wfx secrets set ${name} --env ${environment})`,
+          message: noValue(name, environment),
         };
       values.set(token, value);
       if (value !== '') named.set(value, name);
