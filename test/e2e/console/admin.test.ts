@@ -240,6 +240,8 @@ t.test('the admin screens, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
 
   await t.test('an API key made in the browser: its secret once, used, suspended, revoked', async (t) => {
     await page.getByRole('navigation', { name: 'Admin' }).getByRole('link', { name: 'API keys' }).click();
+    // The secrets page before it has a Name field too: fill the keys page's, once it is shown.
+    await page.getByRole('heading', { name: 'Create a key' }).waitFor();
     await page.getByLabel('Name', { exact: true }).fill('ci-bot');
     await page.getByLabel('Role', { exact: true }).selectOption('operator');
     await page.getByLabel('Organization', { exact: true }).fill('default');
