@@ -29,6 +29,8 @@ export function waitingFor(n: NodeView): string {
         ? 'tools'
         : `tool${running.length === 1 ? '' : 's'} ${running.map((c) => c.name).join(', ')}`;
     }
+    case 'queue':
+      return 'queued: a slot of the concurrency limit';
     default:
       return (w as { kind: string }).kind;
   }

@@ -80,6 +80,10 @@ export const ERROR_CODES = {
     status: 429,
     hint: 'The organization starts as many executions a second as the daemon allows (--limit org-starts-per-second); retry after `retryAfter` seconds, or start fewer at once.',
   },
+  CONCURRENCY_LIMIT_REACHED: {
+    status: 409,
+    hint: "The flow's concurrency limit is reached and its policy is cancel-new: start again once one ends, or choose policy queue.",
+  },
   // Bulk operations (POST /process/bulk)
   BULK_NOT_FOUND: { status: 404 },
   BULK_NOT_RUNNING: { status: 409 },

@@ -106,7 +106,11 @@ export class MemoryCold implements ColdExecutions {
     }
     for (const members of byTree.values()) {
       const atRest = members.every(
-        (m) => m.stateCd === STATE.RUNNING && Object.values(m.nodes).every((n) => n.statusCd !== STATUS.ACTIVE),
+        // As the engine's cache (at-rest/execution-cache.ts): never one that holds a concurrency slot.
+        (m) =>
+          m.stateCd === STATE.RUNNING &&
+          m.concurrency === undefined &&
+          Object.values(m.nodes).every((n) => n.statusCd !== STATUS.ACTIVE),
       );
       if (!atRest) continue;
       for (const m of members) {

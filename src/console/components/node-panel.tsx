@@ -56,6 +56,8 @@ function waitWords(w: Wait): string {
       return 'its tool calls';
     case 'job':
       return `a worker of ${w.domain} (${w.action}), attempt ${w.attempt} of ${w.maxAttempts}${w.lock ? `, held by ${w.lock.worker}` : ''}`;
+    case 'queue':
+      return "a slot of the flow's concurrency limit (queued)";
   }
 }
 

@@ -356,9 +356,12 @@ export function directoryTasks(directory: ExecutionIndex): ColdTasks {
   };
 }
 
-/** Whether the cache may evict it: running with no Active node, so its document is all there is. */
+/**
+ * Whether the cache may evict it: running with no Active node, so its document is all there is,
+ * and holding no concurrency slot (the slots' index reads only resident executions).
+ */
 function mayBeEvicted(inst: Execution): boolean {
-  if (inst.stateCd !== STATE.RUNNING) return false;
+  if (inst.stateCd !== STATE.RUNNING || inst.concurrency !== undefined) return false;
   for (const nid in inst.nodes) if (inst.nodes[nid]!.statusCd === STATUS.ACTIVE) return false;
   return true;
 }

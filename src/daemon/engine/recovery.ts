@@ -7,7 +7,7 @@ import { shareParsedStrings } from '../state/object-shapes.js';
 import { ExecutionTable } from '../state/execution-table.js';
 import { indexEventWait } from '../state/records/subscription-index.js';
 import type { WalkRow } from '../state/execution-index/row.js';
-import { FLAG_TRIGGERED, type WaitSummary } from '../state/execution-summary.js';
+import { FLAG_SLOT, FLAG_TRIGGERED, type WaitSummary } from '../state/execution-summary.js';
 import { JobQueues } from '../state/job-queues.js';
 import { LiveCounts } from '../state/live-counts.js';
 import { noteTriggeredStart, noteTriggeredStartAt } from '../state/trigger-fires.js';
@@ -30,6 +30,11 @@ export interface Recovered {
   readonly coldRunning: string[];
   /** The cold finished executions, for the caller to queue for archiving (as a resident one is). */
   readonly coldFinished: string[];
+  /**
+   * The cold running executions that hold or wait for a concurrency slot: read back before
+   * anything runs, since the slots' index reads only resident executions (concurrency-slots.ts).
+   */
+  readonly coldSlots: string[];
 }
 
 /**
@@ -56,6 +61,7 @@ export function recoverLiveState(
 ): Recovered {
   // The indexes are derived: rebuilt in the same walk (one pass over the executions, not several).
   state.subscriptions = {};
+  state.concurrencySlots = undefined; // made on first use, once the cold slot holders are resident
   const tasks = TaskIndex.fresh(state);
   const counts = LiveCounts.building(state);
   const jobs = JobQueues.building(state);
@@ -101,9 +107,14 @@ export function recoverLiveState(
   }
   const coldRunning: string[] = [];
   const coldFinished: string[] = [];
+  const coldSlots: string[] = [];
   indexCold(cold, counts, jobs, (r, rows) => {
     if ((r.flags & FLAG_TRIGGERED) !== 0) noteTriggeredStartAt(state, r.processId, r.environment, isoTime(r.startMs));
     const live = r.stateCd === STATE.RUNNING;
+    if (live && (r.flags & FLAG_SLOT) !== 0) {
+      const id = rows.idAt(r.slot);
+      if (only === undefined || only.has(id)) coldSlots.push(id);
+    }
     // Waiting with nothing Active: the directory answers for its waits; nothing to run.
     if (live && r.active === 0 && r.waits > 0) return;
     const id = rows.idAt(r.slot);
@@ -111,7 +122,7 @@ export function recoverLiveState(
   });
   tasks.built();
   counts.built(cold === undefined ? undefined : (id) => cold.stateOf(id));
-  return { running, coldRunning, coldFinished };
+  return { running, coldRunning, coldFinished, coldSlots };
 }
 
 /**
@@ -171,6 +182,7 @@ function indexWaits(state: WfxState, inst: Execution, counts: LiveCounts, jobs: 
 export function reindexLiveState(state: WfxState, left: (instanceId: string) => boolean, cold?: ColdLive): void {
   FileRefs.held(state)?.drop(left);
   state.subscriptions = {};
+  state.concurrencySlots = undefined; // made again on first use, without those that left
   const tasks = TaskIndex.fresh(state);
   const counts = LiveCounts.building(state);
   const jobs = JobQueues.building(state);
@@ -206,7 +218,7 @@ export async function recoverExecutions(
 ): Promise<void> {
   const overLimit = (inst: Execution) => overLimits(inst, limits, null);
   const cold = executions.coldLive();
-  const { running, coldRunning, coldFinished } = recoverLiveState(
+  const { running, coldRunning, coldFinished, coldSlots } = recoverLiveState(
     state,
     effects,
     undefined,
@@ -216,6 +228,7 @@ export async function recoverExecutions(
   // A start with executions left unread: their fileIds are not known until read (file-refs.ts).
   executions.coldFilesUnread();
   effects.armColdDue();
+  await readSlotHolders(state, executions, coldSlots);
   await continueRecovered(running, deps);
   const left = await resumeCold(state, effects, executions, { coldRunning, coldFinished }, deps);
   if (left !== null) throw left.error; // a start that cannot read them fails, as a store that cannot open
@@ -236,11 +249,22 @@ export async function recoverTaken(
 ): Promise<void> {
   const over = (inst: Execution) => overLimits(inst, limits, null);
   const cold = executions.coldLive() ?? undefined;
-  const { running, ...left } = recoverLiveState(state, effects, new Set(ids), over, cold);
+  const { running, coldSlots, ...left } = recoverLiveState(state, effects, new Set(ids), over, cold);
   executions.coldFilesUnread();
   effects.armColdDue();
+  await readSlotHolders(state, executions, coldSlots);
   await continueRecovered(running, deps);
   await resumeTaken(state, effects, executions, left, deps);
+}
+
+/**
+ * Reads back the cold executions that hold or wait for a concurrency slot (Recovered.coldSlots),
+ * then has the slots' index made again with them: they stay resident from then on.
+ */
+async function readSlotHolders(state: WfxState, executions: Executions, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await executions.ensure(ids);
+  state.concurrencySlots = undefined;
 }
 
 /** What resumeCold could not read back, and the first error it met. */

@@ -50,6 +50,13 @@ export interface Execution {
    * Absent: started while tracing was off.
    */
   readonly trace?: string;
+  /**
+   * The concurrency slot it holds or waits for (its flow's `concurrency`, engine/step/concurrency.ts):
+   * `<environment>\0<processId>\0<key value>`, within its organization. Absent: its flow has no limit.
+   */
+  readonly concurrency?: string;
+  /** Its start's priority (higher first in queues); absent: 0. */
+  readonly priority?: number;
   /** The JSON size of `variables`, kept up by the reducer (sizes.ts); absent in records written before it was. */
   varSize?: number;
   /** The JSON size of `logs`, kept up by the reducer (sizes.ts). */

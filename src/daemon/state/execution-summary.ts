@@ -39,7 +39,7 @@ export type WaitSummary =
       /** The worker's lock lapses at this (ms); null: not locked. */
       readonly lockedUntil: number | null;
     }
-  | { readonly kind: 'timer' | 'child' | 'loop' | 'tools'; readonly node: string };
+  | { readonly kind: 'timer' | 'child' | 'loop' | 'tools' | 'queue'; readonly node: string };
 
 /** An execution as the directory keeps it while its document stays on disk. */
 export interface ExecutionSummary {
@@ -57,6 +57,8 @@ export interface ExecutionSummary {
   readonly startMs: number;
   /** Started by an execution trigger (Execution.triggeredBy set): trigger health notes its start. */
   readonly triggered: boolean;
+  /** Holds or waits for a slot of its flow's concurrency limit (Execution.concurrency set): a restart reads it back first. Absent: false (written only when true). */
+  readonly slot?: boolean;
   /** A child execution (Execution.parentNodeInstanceId set: its parent's node waits for it), as live counts count them. */
   readonly child: boolean;
   /** The execution's own correlation key. */
@@ -77,9 +79,25 @@ export const FLAG_TRIGGERED = 1;
 /** A summary's flag bit: `child`. */
 export const FLAG_CHILD = 2;
 
-/** The flag bits of `summary`: FLAG_TRIGGERED and FLAG_CHILD. */
-export function summaryFlags(summary: Pick<ExecutionSummary, 'triggered' | 'child'>): number {
-  return (summary.triggered ? FLAG_TRIGGERED : 0) | (summary.child ? FLAG_CHILD : 0);
+/** A summary's flag bit: `slot`. */
+export const FLAG_SLOT = 4;
+
+/** The flag bits of `summary`: FLAG_TRIGGERED, FLAG_CHILD and FLAG_SLOT. */
+export function summaryFlags(summary: Pick<ExecutionSummary, 'triggered' | 'child' | 'slot'>): number {
+  return (
+    (summary.triggered ? FLAG_TRIGGERED : 0) |
+    (summary.child ? FLAG_CHILD : 0) |
+    (summary.slot === true ? FLAG_SLOT : 0)
+  );
+}
+
+/**
+ * `summary`, marked `slot` when `slot` is true: set after the literal, so that the summaries of
+ * executions without one keep one shape (no spread: docs/decisions/011-no-object-spread-for-growing-objects.md).
+ */
+export function withSlot(summary: ExecutionSummary, slot: boolean): ExecutionSummary {
+  if (slot) (summary as { slot?: boolean }).slot = true;
+  return summary;
 }
 
 /** The due times (ms) of the unfired timer boundary events of a live node (engine/effect-plan.ts knows the flow). */
@@ -103,7 +121,7 @@ export function summarize(inst: Execution, boundaryDue: BoundaryDue): ExecutionS
     if (wait.dueAt) earlier(Date.parse(wait.dueAt));
     waits.push(waitSummary(ni));
   }
-  return {
+  const summary: ExecutionSummary = {
     id: inst.processInstanceId,
     organization: inst.organization,
     processId: inst.processId,
@@ -120,6 +138,7 @@ export function summarize(inst: Execution, boundaryDue: BoundaryDue): ExecutionS
     active,
     waits,
   };
+  return withSlot(summary, inst.concurrency !== undefined);
 }
 
 /** The summary of waiting node `ni` (its `wait` set). */

@@ -6,6 +6,7 @@ export type { StoredFile, BufferedMessage, PendingThrow };
 import type { ExecutionTable } from './execution-table.js';
 import type { ColdSubscriptions, SubscriptionBucket } from './subscriptions.js';
 import type { Domain, DomainAction, JobQueues } from './job-queues.js';
+import type { ConcurrencySlots } from './concurrency-slots.js';
 import type { LiveCounts } from './live-counts.js';
 import type { ColdTasks, TaskIndex } from './task-index.js';
 import type { FileRefs } from './file-refs.js';
@@ -176,6 +177,11 @@ export interface WfxState {
    */
   jobQueues?: JobQueues | undefined;
   /**
+   * The slots of flows' concurrency limits: who holds one, who is queued (concurrency-slots.ts),
+   * made by the recovery walk, else on first use. Derived, so never written to a snapshot (DERIVED).
+   */
+  concurrencySlots?: ConcurrencySlots | undefined;
+  /**
    * Running executions per organization, tree, parent and flow (live-counts.ts), made by the
    * recovery walk (engine/recovery.ts), else on first use by `LiveCounts.of(state)`. Derived,
    * so never written to a snapshot (DERIVED).
@@ -233,6 +239,7 @@ export const DERIVED = [
   'coldSubscriptions',
   'instanceTable',
   'jobQueues',
+  'concurrencySlots',
   'liveCounts',
   'taskIndex',
   'coldTasks',
@@ -282,6 +289,7 @@ export function initialState(): WfxState {
     domains: {},
     audit: {},
     jobQueues: undefined,
+    concurrencySlots: undefined,
     liveCounts: undefined,
     taskIndex: undefined,
     coldTasks: undefined,

@@ -107,7 +107,12 @@ export type Wait =
   /** A callAgent waits for the child executions running its tool calls (its state: the node's `agent`). */
   | { readonly kind: 'tools'; readonly dueAt: null }
   /** A domainTask's job waits for a worker (the jobs API); `dueAt` is the node's `timeout`. */
-  | JobWait;
+  | JobWait
+  /**
+   * A start of a flow with a `concurrency` limit, over it under policy `queue`: its start event
+   * waits until one of the executions holding a slot ends (engine/step/concurrency.ts).
+   */
+  | { readonly kind: 'queue'; readonly dueAt: null };
 
 /** The worker holding a job, and until when (a lock past `expiresAt` has lapsed: the job is available again). */
 export interface JobLock {

@@ -246,6 +246,11 @@ const TRIGGERS: Schema[] = [
       cron: { type: 'string' },
       timezone: { type: 'string' },
       missedRuns: { enum: ['skip', 'last', 'all'] },
+      overlap: {
+        enum: ['skip', 'buffer-one', 'allow', 'cancel-other'],
+        description:
+          'while an execution an earlier fire started runs: skip the fire, keep one to start after it, start anyway (default), or cancel the running one',
+      },
     },
   },
   {
@@ -353,6 +358,22 @@ export function flowSchema(options?: { readonly bodies?: 'checked' | 'unchecked'
         type: 'object',
         description:
           'a JSON Schema of the start data (type object; describe each property): checked on every start, and the parameters of the flow as an agent tool',
+      },
+      concurrency: {
+        type: 'object',
+        description:
+          'at most `limit` executions run at once (per environment; with `key`, per value of that template over the start data); `policy` says what a start over it does',
+        required: ['limit'],
+        additionalProperties: false,
+        properties: {
+          limit: { type: 'integer', minimum: 1, maximum: 100000 },
+          key: { type: 'string', minLength: 1, description: 'a template over the start data, e.g. "{customerId}"' },
+          policy: {
+            enum: ['queue', 'cancel-new', 'cancel-oldest'],
+            description:
+              'queue (default): the start waits its turn; cancel-new: it is refused (CONCURRENCY_LIMIT_REACHED); cancel-oldest: the oldest running one is cancelled',
+          },
+        },
       },
       triggers: {
         type: 'array',

@@ -258,6 +258,8 @@ export type Trigger =
       readonly cron: string;
       readonly timezone?: string;
       readonly missedRuns?: 'skip' | 'last' | 'all';
+      /** What a fire does while an execution an earlier fire started still runs (default `allow`). */
+      readonly overlap?: ScheduleOverlap;
     }
   | {
       readonly type: 'email';
@@ -280,6 +282,22 @@ export type Trigger =
   /** Documentary: the flow is meant to be started by hand or over the API (nothing fires it). */
   | { readonly type: 'on-demand'; readonly description?: string };
 
+/** What a schedule's fire does while an execution it started earlier still runs. */
+export type ScheduleOverlap = 'skip' | 'buffer-one' | 'allow' | 'cancel-other';
+
+/** What a start over a flow's concurrency limit does. */
+export type ConcurrencyPolicy = 'queue' | 'cancel-new' | 'cancel-oldest';
+
+/**
+ * At most `limit` executions of the flow run at once (per environment; with `key`, per value of
+ * that template over the start data); a start over it waits, is refused, or cancels the oldest.
+ */
+export interface FlowConcurrency {
+  readonly limit: number;
+  readonly key?: string;
+  readonly policy?: ConcurrencyPolicy;
+}
+
 /** A whole flow definition, as published. */
 export interface FlowDefinition {
   readonly processId: string;
@@ -292,6 +310,8 @@ export interface FlowDefinition {
    */
   readonly inputs?: Readonly<Record<string, unknown>>;
   readonly triggers?: readonly Trigger[];
+  /** How many of its executions run at once (engine/step/concurrency.ts); absent: no limit. */
+  readonly concurrency?: FlowConcurrency;
   readonly nodes: Readonly<Record<string, FlowNode>>;
 }
 

@@ -8,7 +8,14 @@
 import type pg from 'pg';
 import { WfxError } from '../../../shared/errors.js';
 import { ELSEWHERE, ExecutionIndex } from '../../state/execution-index/execution-index.js';
-import { FLAG_CHILD, FLAG_TRIGGERED, type ExecutionSummary, type WaitSummary } from '../../state/execution-summary.js';
+import {
+  FLAG_CHILD,
+  withSlot,
+  FLAG_SLOT,
+  FLAG_TRIGGERED,
+  type ExecutionSummary,
+  type WaitSummary,
+} from '../../state/execution-summary.js';
 import { partitionOfExecution, type PartitionLayout } from '../../store/pg/partition-state.js';
 import type { LazyRowsOptions, LazyRows as LazyRowsPort } from '../../store/pg/rows-at-rest-port.js';
 
@@ -248,7 +255,7 @@ export function parseDoc(id: string, doc: string): unknown {
 /** The summary the columns of `row` hold (complete: `doc` is null). */
 function summaryOf(row: SummaryRow): ExecutionSummary {
   const flags = row.flags ?? 0;
-  return {
+  const summary: ExecutionSummary = {
     id: row.id,
     organization: row.organization!,
     processId: row.process_id ?? '',
@@ -265,4 +272,5 @@ function summaryOf(row: SummaryRow): ExecutionSummary {
     active: row.active ?? 0,
     waits: row.waits ?? [],
   };
+  return withSlot(summary, (flags & FLAG_SLOT) !== 0);
 }

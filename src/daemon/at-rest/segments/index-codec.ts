@@ -1,5 +1,7 @@
 import {
   FLAG_CHILD,
+  withSlot,
+  FLAG_SLOT,
   FLAG_TRIGGERED,
   summaryFlags,
   type ExecutionSummary,
@@ -262,7 +264,7 @@ export function forEachEntry(
     const count = doc.waits[i]!;
     const waits: WaitSummary[] = new Array<WaitSummary>(count);
     for (let k = 0; k < count; k++, w++) waits[k] = waitAt(doc, w, doc.correlationKey[i]!);
-    fn(doc.ids[i]!, doc.offset[i]!, doc.length[i]!, {
+    const summary: ExecutionSummary = {
       id: doc.ids[i]!,
       organization: s[doc.organization[i]!]!,
       processId: s[doc.processId[i]!]!,
@@ -278,7 +280,8 @@ export function forEachEntry(
       dueMs: plus(base, doc.dueMs[i]!),
       active: doc.active[i]!,
       waits,
-    });
+    };
+    fn(doc.ids[i]!, doc.offset[i]!, doc.length[i]!, withSlot(summary, flagOf(doc, i, FLAG_SLOT)));
   }
 }
 

@@ -7,8 +7,17 @@ import type {
 } from '../../../shared/flow/types.js';
 import type { NodeHandler } from './handler.js';
 
-/** startEvent: where a token begins. */
-export const startEvent: NodeHandler<StartEventNode> = { run: () => ({ kind: 'next' }) };
+/**
+ * startEvent: where a token begins. A start queued by its flow's concurrency limit waits here
+ * (engine/step/concurrency.ts) and passes on once given its slot.
+ */
+export const startEvent: NodeHandler<StartEventNode> = {
+  run: () => ({ kind: 'next' }),
+  resume: (_node, _scope, input) =>
+    input.kind === 'slot'
+      ? { kind: 'next' }
+      : { kind: 'fail', code: 'INTERNAL_ERROR', message: `a start event waits for a slot, not ${input.kind}` },
+};
 
 /** endEvent: ends its token; `terminate` ends the whole execution. */
 export const endEvent: NodeHandler<EndEventNode> = {

@@ -201,7 +201,9 @@ export type ResumeInput =
   /** One of the node's child executions ended (completed, failed or cancelled). */
   | { readonly kind: 'child'; readonly child: Readonly<Execution> }
   /** A domainTask's job attempt ended (completed or failed through the jobs API). */
-  | { readonly kind: 'job'; readonly result: JobResult };
+  | { readonly kind: 'job'; readonly result: JobResult }
+  /** A queued start's execution was given a slot of its flow's concurrency limit. */
+  | { readonly kind: 'slot' };
 
 /**
  * One node type's behaviour. `run` is called when a token reaches the node, `resume` when

@@ -44,6 +44,8 @@ export interface StartRequest extends OrganizationScope {
   readonly correlationKey?: string | null;
   readonly data?: Record<string, unknown>;
   readonly parentInstanceId?: string | null;
+  /** Higher first where starts and work wait their turn (a concurrency queue, sandboxes, job workers); absent: 0. */
+  readonly priority?: number;
   /** The W3C `traceparent` the start came with (a webhook delivery's, an API request's): its execution continues that trace while tracing is on. */
   readonly traceparent?: string | undefined;
 }

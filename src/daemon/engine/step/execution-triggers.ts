@@ -14,6 +14,7 @@ import { STATE, type Execution, type TriggeredBy, type WfxState } from '../../st
 import { admit, admitStarts } from './admit.js';
 import type { LaunchParams, StepContext } from './context.js';
 import { resolveStart } from './start-params.js';
+import { cancelOldest, placeStart, type Placement } from './concurrency.js';
 
 /** What firing needs of the step (tokens.ts; a structural type, so that neither module imports the other). */
 interface StepWriter {
@@ -21,8 +22,12 @@ interface StepWriter {
   readonly ctx: StepContext;
   readonly now: Date;
   readonly at: string;
+  readonly touched: Set<string>;
   emit(record: WfxRecord): void;
   launch(params: LaunchParams, later: boolean, near: string): Execution;
+  launchQueued(params: LaunchParams, near: string): Execution;
+  reach(instanceId: string): void;
+  finish(inst: Execution, stateCd: 1 | 2 | 3, reason: string): void;
 }
 
 /** The end state of `stateCd` as execution triggers name it. */
@@ -108,6 +113,7 @@ export function fireExecutionTriggers(s: StepWriter, inst: Execution, reason: st
     }
     data ??= endedExecutionVariables(inst, ended, reason);
     let params: LaunchParams;
+    let placement: Placement;
     try {
       params = resolveStart(s.state, s.ctx, {
         organization: flow.organization,
@@ -116,6 +122,7 @@ export function fireExecutionTriggers(s: StepWriter, inst: Execution, reason: st
         data,
       });
       admit(s, flow.organization, 1);
+      placement = placeStart(s, params);
       admitStarts(s, flow.organization, 1);
     } catch (err) {
       const code = err instanceof WfxError ? err.code : 'INTERNAL_ERROR';
@@ -131,7 +138,11 @@ export function fireExecutionTriggers(s: StepWriter, inst: Execution, reason: st
       chain,
     };
     // In the ended execution's partition, so that the step changes one partition; run by a step of its own.
-    const started = s.launch({ ...params, triggeredBy }, true, inst.processInstanceId);
+    if (placement !== 'run' && placement !== 'queue') cancelOldest(s, placement.cancel);
+    const started =
+      placement === 'queue'
+        ? s.launchQueued({ ...params, triggeredBy }, inst.processInstanceId)
+        : s.launch({ ...params, triggeredBy }, true, inst.processInstanceId);
     log(s, inst, 'INFO', `execution trigger started ${name}: ${started.processInstanceId}`);
   }
 }

@@ -9,6 +9,7 @@ import { jsonSize } from '../../../shared/json-size.js';
 import type { WfxState, Writable } from '../../state/state.js';
 import type { LaunchParams, StartRequest, StepContext } from './context.js';
 import { checkDataDepth, checkVariablesBytes } from './request-data.js';
+import { slotKey } from './slot-key.js';
 
 /**
  * What a start runs: the flow version resolved, its start data checked against the flow's
@@ -67,6 +68,11 @@ export function resolveStart(
     parentInstanceId: req.parentInstanceId ?? null,
     variables,
   };
+  if (req.priority !== undefined && req.priority !== 0) params.priority = req.priority;
+  // A top-level start of a flow with a concurrency limit holds or waits for a slot (concurrency.ts).
+  const concurrency = published.definition.concurrency;
+  if (concurrency !== undefined && params.parentInstanceId === null)
+    params.concurrency = slotKey(environment, flow.processId, concurrency.key, variables);
   // Only while tracing is on: the record form of the span it continues (Step.started completes it).
   if (ctx.tracing !== null && req.traceparent !== undefined) {
     const trace = ctx.tracing.continued(req.traceparent);

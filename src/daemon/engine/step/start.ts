@@ -3,15 +3,16 @@
  * batch with its own records), a continuation of executions left for a later step (a restart,
  * a spent budget), an execution set aside, a cancel.
  */
-import { errorMessage, WfxError } from '../../../shared/errors.js';
+import { errorMessage, isWfxError, WfxError } from '../../../shared/errors.js';
 import type { WfxRecord } from '../../state/records.js';
 import { LiveCounts } from '../../state/live-counts.js';
 import { STATE, STATUS, type Execution } from '../../state/state.js';
 import { nodeKey } from '../keys.js';
 import { overLimits } from '../limits.js';
 import { runningNow } from '../queries.js';
-import type { LaunchParams, StartRequest } from './context.js';
+import type { StartRequest } from './context.js';
 import { admit, admitStarts } from './admit.js';
+import { launchPlaced, placeStart } from './concurrency.js';
 import { resolveStart } from './start-params.js';
 import type { Step } from './step.js';
 import { execution } from '../../state/executions.js';
@@ -65,15 +66,9 @@ export interface RefusedStart {
 export function start(s: Step, request: StartRequest): Execution {
   const params = resolveStart(s.state, s.ctx, request);
   admit(s, params.organization, 1);
+  const placement = placeStart(s, params);
   admitStarts(s, params.organization, 1);
-  return launch(s, params);
-}
-
-/** Starts an execution and runs it as far as it goes. */
-function launch(s: Step, params: LaunchParams): Execution {
-  const inst = s.launch(params);
-  s.drain();
-  return inst;
+  return launchPlaced(s, params, placement);
 }
 
 /**
@@ -83,6 +78,7 @@ function launch(s: Step, params: LaunchParams): Execution {
 export function startBatch(s: Step, input: Extract<StartInput, { kind: 'start.batch' }>): Execution[] {
   const refused: RefusedStart[] = [];
   const admitted = new Map<string, number>();
+  const requests: StartRequest[] = [];
   const params = input.requests.flatMap((req) => {
     try {
       const p = resolveStart(s.state, s.ctx, req);
@@ -90,6 +86,7 @@ export function startBatch(s: Step, input: Extract<StartInput, { kind: 'start.ba
       admit(s, p.organization, n);
       admitStarts(s, p.organization, 1);
       admitted.set(p.organization, n);
+      requests.push(req);
       return [p];
     } catch (err) {
       refused.push({
@@ -99,7 +96,16 @@ export function startBatch(s: Step, input: Extract<StartInput, { kind: 'start.ba
       return [];
     }
   });
-  const started = params.map((p) => launch(s, p));
+  // Placed one by one as they launch: each sees the slots the ones before it took.
+  const started = params.flatMap((p, i) => {
+    try {
+      return [launchPlaced(s, p, placeStart(s, p))];
+    } catch (err) {
+      if (!isWfxError(err, 'CONCURRENCY_LIMIT_REACHED')) throw err;
+      refused.push({ req: requests[i]!, error: err });
+      return [];
+    }
+  });
   for (const record of input.finalize(started, refused)) s.emit(record);
   return started;
 }
@@ -149,4 +155,5 @@ export function cancel(s: Step, id: string, reason: string): void {
   const inst = runningNow(s.state, id);
   s.touched.add(inst.processInstanceId);
   s.finish(inst, STATE.CANCELLED, reason);
+  s.drain(); // a queued start its slot went to runs on
 }

@@ -23,6 +23,7 @@ import type { Delivery, Outcome, ResumeInput } from '../nodes/handler.js';
 import type { LaunchParams } from './context.js';
 import { StepLedger } from './ledger.js';
 import { fireExecutionTriggers } from './execution-triggers.js';
+import { passSlotOn } from './concurrency.js';
 import { execution } from '../../state/executions.js';
 
 /** Node instances one execution may create: a flow looping without a wait fails instead of running forever. */
@@ -41,6 +42,8 @@ export abstract class Tokens extends StepLedger {
   abstract wake(waiting: Execution, waitingNode: NodeInstance, input: ResumeInput): void;
   /** intermediateThrowEvent: resumes matching subscriptions of the organization now. */
   protected abstract throwEvent(inst: Execution, d: Delivery): void;
+  /** Told each execution the step reaches past the trees its input names (Step.reach). */
+  abstract reach: (instanceId: string) => void;
 
   /** The record of a new execution: with its trace while tracing is on. */
   private started(params: LaunchParams, id: string): ExecutionStart {
@@ -72,6 +75,21 @@ export abstract class Tokens extends StepLedger {
       this.emitEntered(inst, startId);
       this.defer(id);
     }
+    return inst;
+  }
+
+  /**
+   * Writes a new execution queued for a slot of its flow's concurrency limit (concurrency.ts):
+   * its start event waits, a `queue` wait, until an ending holder gives it the slot.
+   */
+  launchQueued(params: LaunchParams, near?: string): Execution {
+    const id = this.ctx.newInstanceId(this.now, near ?? null);
+    this.emit({ type: 'instance.started', instance: this.started(params, id) });
+    const inst = execution(this.state, id)!;
+    this.touched.add(id);
+    const ni = this.emitEntered(inst, this.ctx.flowOf(inst).startId);
+    const wait = { kind: 'queue', dueAt: null } as const;
+    this.emit({ type: 'node.waiting', instanceId: id, nodeInstanceId: ni.id, wait, at: this.at });
     return inst;
   }
 
@@ -344,6 +362,7 @@ export abstract class Tokens extends StepLedger {
       ...(error && { error }),
     });
     this.endTree(inst);
+    passSlotOn(this, inst);
     fireExecutionTriggers(this, inst, reason);
     if (inst.parentInstanceId === null || inst.parentNodeInstanceId === undefined) return;
     const parent = execution(this.state, inst.parentInstanceId);

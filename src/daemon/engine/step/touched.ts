@@ -5,7 +5,9 @@
  * (tokens.ts, settle), a cancel or failure ends the children (tokens.ts), a child's start reads
  * the chain of its parents (children.ts, childParams). Executions it starts are new, in those
  * trees or trees of their own. Inputs that find their executions through an index (an event:
- * the subscriptions; an activation: the job queues) name what that index answers now.
+ * the subscriptions; an activation: the job queues) name what that index answers now. A flow's
+ * concurrency slots reach further (concurrency.ts: an end starts the next queued start, a start
+ * cancels the oldest holder): those executions never leave memory, and the step names them (Step.reach).
  */
 import { jobTarget, residentReads, type JobReads } from '../../state/job-queues.js';
 import type { WfxState } from '../../state/state.js';

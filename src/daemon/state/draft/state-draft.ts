@@ -14,7 +14,7 @@
  *   unchanged (object-shapes.ts, youngCopy: why that pays);
  * - the state's dictionaries the reducer writes (kept messages, tree counts, bulks, memory...):
  *   copy-on-write overlays (cow-record.ts), made on first read;
- * - the indexes a step reads back (live counts, job queues): forks with copy-on-write maps;
+ * - the indexes a step reads back (live counts, job queues, concurrency slots): forks with copy-on-write maps;
  *   the task index, which no step reads: its changes, made at the commit; the file refs and
  *   the trigger fires: made at the commit, from the records.
  * Everything else (the catalogue: flows, keys, domains...) is the live state's, read only: no
@@ -23,6 +23,7 @@
 import { executionsTouched, type WfxRecord } from '../records.js';
 import { FileRefs } from '../file-refs.js';
 import { JobQueues } from '../job-queues.js';
+import { ConcurrencySlots } from '../concurrency-slots.js';
 import { LiveCounts } from '../live-counts.js';
 import { TaskIndex } from '../task-index.js';
 import { ExecutionTable } from '../execution-table.js';
@@ -85,6 +86,7 @@ export class StateDraft {
   private overlays: Map<Overlaid, object> | null = null;
   private liveCountsFork: LiveCounts | undefined = undefined;
   private jobQueuesFork: JobQueues | undefined = undefined;
+  private slotsFork: ConcurrencySlots | undefined = undefined;
   private taskIndexFork: TaskIndex | undefined = undefined;
 
   constructor(readonly base: WfxState) {}
@@ -129,6 +131,10 @@ export class StateDraft {
     return (this.jobQueuesFork ??= JobQueues.of(this.base).fork(this.state));
   }
 
+  get concurrencySlots(): ConcurrencySlots {
+    return (this.slotsFork ??= ConcurrencySlots.of(this.base).fork(this.state));
+  }
+
   /** Only a made index is kept up (TaskIndex.held): a draft keeps up the base's, if it has one. */
   get taskIndex(): TaskIndex | undefined {
     const held = TaskIndex.held(this.base);
@@ -162,13 +168,14 @@ export class StateDraft {
     if (this.overlays !== null) for (const cow of this.overlays.values()) commitRecord(cow);
     if (this.liveCountsFork !== undefined) LiveCounts.held(base)?.commitFork(this.liveCountsFork);
     if (this.jobQueuesFork !== undefined) JobQueues.held(base)?.commitFork(this.jobQueuesFork);
+    if (this.slotsFork !== undefined) ConcurrencySlots.held(base)?.commitFork(this.slotsFork);
     if (this.taskIndexFork !== undefined) TaskIndex.held(base)?.commitFork(this.taskIndexFork);
     const fileRefs = base.fileRefs !== undefined ? FileRefs.held(base) : null;
     if (fileRefs !== null) for (const r of records) fileRefs.applied(r);
     carryTriggerFires(this.state, base);
     // What the commit handed over, let go: only the executions stay (the live state's now).
     this.overlays = null;
-    this.liveCountsFork = this.jobQueuesFork = this.taskIndexFork = undefined;
+    this.liveCountsFork = this.jobQueuesFork = this.taskIndexFork = this.slotsFork = undefined;
     this.table = undefined;
   }
 }

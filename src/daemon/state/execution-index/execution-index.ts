@@ -7,7 +7,7 @@
  * Loaded at start from the execution segments' indexes; kept up by `put` and `remove`.
  */
 import { STATE } from '../../../shared/api/index.js';
-import { FLAG_CHILD, FLAG_TRIGGERED } from '../execution-summary.js';
+import { FLAG_CHILD, withSlot, FLAG_SLOT, FLAG_TRIGGERED } from '../execution-summary.js';
 import type { ExecutionSummary, WaitSummary } from '../execution-summary.js';
 import type { ImageIn } from './image.js';
 import { IndexRows } from './index-rows.js';
@@ -62,7 +62,7 @@ export class ExecutionIndex extends IndexRows {
       active: this.active[slot]!,
       waits: this.waits.summaries(this.firstWait[slot]!),
     };
-    return { summary, location: this.locationOf(id)! };
+    return { summary: withSlot(summary, (this.flags[slot]! & FLAG_SLOT) !== 0), location: this.locationOf(id)! };
   }
 
   /** The ids of tree `root`: the root if the execution index has it, then every execution whose root it is. */

@@ -1,7 +1,7 @@
 /** The kinds of the wait table's rows, and what it answers and reads (waits.ts). */
 
 /** Wait kinds as a row holds them (0: a free row); an event's is its eventType. */
-export const KINDS = ['', 'input', 'message', 'signal', 'job', 'timer', 'child', 'loop', 'tools'] as const;
+export const KINDS = ['', 'input', 'message', 'signal', 'job', 'timer', 'child', 'loop', 'tools', 'queue'] as const;
 export const INPUT = 1;
 /** The row kind of a message wait; a signal wait's is the next one. */
 export const MESSAGE = 2;

@@ -365,6 +365,6 @@ export class WaitRows {
         lockedUntil: this.locks.get(row) ?? null,
       };
     }
-    return { kind: KINDS[kind] as 'timer' | 'child' | 'loop' | 'tools', node };
+    return { kind: KINDS[kind] as 'timer' | 'child' | 'loop' | 'tools' | 'queue', node };
   }
 }

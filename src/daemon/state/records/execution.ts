@@ -8,6 +8,7 @@ import { jsonSize } from '../../../shared/json-size.js';
 import { linkToolChild } from '../agent.js';
 import { ExecutionTable } from '../execution-table.js';
 import { LiveCounts } from '../live-counts.js';
+import { ConcurrencySlots } from '../concurrency-slots.js';
 import { appendLog } from '../log-line.js';
 import { pushLog } from '../sizes.js';
 import { indexTaskExecution } from '../task-index.js';
@@ -88,6 +89,8 @@ function withChildFields<T extends ExecutionStart>(
     | 'replayOf'
     | 'trace'
     | 'triggeredBy'
+    | 'concurrency'
+    | 'priority'
   >,
 ): T {
   const w = to as Writable<T>;
@@ -100,6 +103,8 @@ function withChildFields<T extends ExecutionStart>(
   if (from.toolCallId !== undefined) w.toolCallId = from.toolCallId;
   if (from.callDepth !== undefined) w.callDepth = from.callDepth;
   if (from.triggeredBy !== undefined) w.triggeredBy = from.triggeredBy;
+  if (from.concurrency !== undefined) w.concurrency = from.concurrency;
+  if (from.priority !== undefined) w.priority = from.priority;
   return to;
 }
 
@@ -139,6 +144,7 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
     );
     ExecutionTable.of(state).put(inst);
     LiveCounts.held(state)?.started(inst);
+    if (inst.concurrency !== undefined) ConcurrencySlots.held(state)?.hold(inst);
     if (inst.root !== undefined) state.treeCreated[inst.root] = (state.treeCreated[inst.root] ?? 0) + 1;
     if (inst.triggeredBy !== undefined) noteTriggeredStart(state, inst);
     if (inst.parentInstanceId !== null && inst.parentNodeInstanceId !== undefined) {
@@ -165,6 +171,7 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
     const inst = execution(state, r.instanceId);
     if (!inst) return;
     if (inst.stateCd === STATE.RUNNING) LiveCounts.held(state)?.finished(inst);
+    if (inst.concurrency !== undefined) ConcurrencySlots.held(state)?.release(inst);
     inst.stateCd = r.stateCd;
     inst.endTime = r.at;
     indexTaskExecution(state, inst);

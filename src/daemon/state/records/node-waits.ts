@@ -8,6 +8,7 @@ import { applyAgentUpdate, type AgentUpdate } from '../agent.js';
 import { execution } from '../executions.js';
 import { applyJobLock, indexJobWait, jobWaitingLine, type JobLockReason } from '../job-queues.js';
 import { LiveCounts } from '../live-counts.js';
+import { ConcurrencySlots } from '../concurrency-slots.js';
 import { appendLog } from '../log-line.js';
 import { progressedWait, type LoopProgress } from '../loop-progress.js';
 import { setVariables } from '../sizes.js';
@@ -97,6 +98,8 @@ function waitingFor(wait: Wait): string {
       return 'waiting for its tool calls';
     case 'job':
       return jobWaitingLine(wait);
+    case 'queue':
+      return "queued: waiting for a slot of the flow's concurrency limit";
   }
 }
 
@@ -113,6 +116,7 @@ export const nodeWaitHandlers: Handlers<NodeWaitRecord> = {
     if (r.variables) setVariables(inst, r.variables);
     if (r.wait.kind === 'event') subscribe(state, inst, node, r.wait);
     if (r.wait.kind === 'job' || before?.kind === 'job') indexJobWait(state, inst, node, before);
+    if (r.wait.kind === 'queue') ConcurrencySlots.held(state)?.enqueue(inst);
     indexTaskNode(state, inst, node);
     LiveCounts.held(state)?.node(inst, from, STATUS.WAITING);
     appendLog(inst, node, 'INFO', waitingFor(r.wait), r.at, r.variables !== undefined);

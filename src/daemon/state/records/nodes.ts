@@ -9,6 +9,7 @@ import { execution } from '../executions.js';
 import { nodesAt } from '../../../shared/flow/types.js';
 import { extensibleCopy } from '../../../shared/json-object.js';
 import { unindexJob } from '../job-queues.js';
+import { ConcurrencySlots } from '../concurrency-slots.js';
 import { LiveCounts } from '../live-counts.js';
 import { appendLog } from '../log-line.js';
 import { countLiveNode, setVariables } from '../sizes.js';
@@ -192,6 +193,8 @@ function complete(
 export function leaveWait(state: WfxState, inst: Execution, node: NodeInstance): StatusCd {
   unsubscribe(state, inst, node);
   unindexJob(state, inst, node);
+  // A queued start given its slot (or left as its execution ends, which then frees it).
+  if (node.wait?.kind === 'queue' && node.statusCd === STATUS.WAITING) ConcurrencySlots.held(state)?.hold(inst);
   return node.statusCd;
 }
 

@@ -7,6 +7,7 @@
  */
 import { ExecutionTable } from '../execution-table.js';
 import { execution } from '../executions.js';
+import { ConcurrencySlots } from '../concurrency-slots.js';
 import { LiveCounts } from '../live-counts.js';
 import { appendLog } from '../log-line.js';
 import { noteTriggeredStart } from '../trigger-fires.js';
@@ -53,6 +54,7 @@ export const repairHandlers: Handlers<RepairRecord> = {
     (inst.retries ??= []).push({ at: r.at, by: r.by, error: r.error, ...(set && { set }) });
     if (r.set !== undefined) setVariables(inst, r.set);
     LiveCounts.held(state)?.started(inst);
+    if (inst.concurrency !== undefined) ConcurrencySlots.held(state)?.hold(inst);
     indexTaskExecution(state, inst);
     if (inst.triggeredBy !== undefined) noteTriggeredStart(state, inst);
     const where = r.error.nodeId === null ? '' : ` at ${r.error.nodeId}`;
