@@ -22,6 +22,10 @@ export interface StartRequest {
   /** Run this version instead of the environment's active one. */
   readonly version?: string;
   readonly correlationKey?: string;
+  /** Higher first where starts and work wait their turn (the daemon's default: 0). */
+  readonly priority?: number;
+  /** Seconds to wait for the execution to end (`?wait=`): then the answer carries its state, variables and output. */
+  readonly wait?: number;
 }
 
 /** How to read an execution's log stream. */
@@ -92,11 +96,13 @@ export class WfxClient {
       const query = {
         ...(req.environment && { environment: req.environment }),
         ...(req.version && { versionNumber: req.version }),
+        ...(req.wait !== undefined && { wait: req.wait }),
       } as StartQuery;
       const body: StartBody = {
         processId: req.processId,
         data: req.data,
         ...(req.correlationKey !== undefined && { correlationKey: req.correlationKey }),
+        ...(req.priority !== undefined && { priority: req.priority }),
       };
       return this.send(system ? calls.process.startAny(body, query) : calls.process.exec(body, query));
     },

@@ -24,7 +24,16 @@ interface RunOptions {
   wait?: boolean;
   follow?: boolean;
   timeout?: number;
+  priority?: number;
 }
+
+/** A `--priority` value: an integer from -1000 to 1000. */
+const priorityOf = (v: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < -1000 || n > 1000)
+    throw new InvalidArgumentError('must be an integer from -1000 to 1000');
+  return n;
+};
 
 /** A `--timeout` value: a positive number of seconds. */
 export const positive = (v: string): number => {
@@ -57,6 +66,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
     .option('--wait', 'wait until it finishes: exit 0 completed, 1 failed, 3 cancelled')
     .option('--follow', 'print its log as it runs (implies --wait)')
     .option('--timeout <seconds>', 'wait (implies --wait) and exit 4 if not finished by then', positive)
+    .option('--priority <n>', 'higher starts first where starts wait their turn (a concurrency limit)', priorityOf)
     .addHelpText(
       'after',
       `
@@ -95,6 +105,7 @@ Examples:
         environment,
         version: opts.version,
         correlationKey: opts.correlationKey,
+        ...(opts.priority !== undefined && { priority: opts.priority }),
       });
       const id = started.processInstanceId;
       // A deadline only means something to a command that waits: --timeout alone waits too.
@@ -104,11 +115,16 @@ Examples:
         if (g.json) printJson(ctx, { ...started, processId });
         else {
           ctx.stdout.write(`${id}\n`);
+          if (started.status === 'queued')
+            ctx.stderr.write("queued: the flow's concurrency limit is reached; it starts when a slot frees\n");
           ctx.stderr.write(consoleLine);
         }
         return;
       }
-      if (!g.json) ctx.stderr.write(`started ${id}\n${consoleLine}`);
+      const queued = started.status === 'queued' ? " (queued: the flow's concurrency limit is reached)" : '';
+      if (!g.json) ctx.stderr.write(`started ${id}${queued}\n${consoleLine}`);
+      // Not `?wait=`: that answer would carry the id only at the end, and a person waiting needs it
+      // now (to answer a task elsewhere). The log stream says when it ends, without polling.
       await waitAndReport(ctx, cmd, client, id, opts);
     });
 }

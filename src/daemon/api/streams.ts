@@ -64,6 +64,33 @@ export class StreamHub {
     };
   }
 
+  /**
+   * Resolves true once execution `id` finishes (or at once when `ended()`, asked once listening,
+   * says it has), false when `ms` pass first, `signal` aborts (the caller went away), the
+   * execution is handed over to another daemon, or the daemon stops: a synchronous start's wait.
+   */
+  untilEnded(id: string, ms: number, ended: () => boolean, signal?: AbortSignal): Promise<boolean> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const settle = (done: boolean): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        remove(this.ends, id, onEnd);
+        untrack();
+        signal?.removeEventListener('abort', onAbort);
+        resolve(done);
+      };
+      const onEnd = (): void => settle(true);
+      const onAbort = (): void => settle(false);
+      const timer = setTimeout(() => settle(false), ms);
+      add(this.ends, id, onEnd);
+      const untrack = this.track(() => settle(false), id);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal?.aborted === true || ended()) settle(!signal?.aborted);
+    });
+  }
+
   /** Calls `fn` with each piece of model answer of execution `id` as it streams. Returns the unsubscribe. */
   watchProgress(id: string, fn: ProgressListener): () => void {
     if (this.progress.size === 0) this.engine.on('progress', this.onProgress);

@@ -28,6 +28,8 @@ export interface ExecutionSources {
   readonly archived: (id: string) => Promise<Execution | null>;
   /** The organization a flow belongs to, if it is known. */
   readonly flowOrganization: (processId: string) => string | undefined;
+  /** How many queued starts come before `inst` for its flow's concurrency slot, or null when it is not queued (absent: none is). */
+  readonly queuedAhead?: (inst: Execution) => number | null;
 }
 
 /** A page of executions: `nextCursor` is the last id of the page when more follow, else null. */
@@ -62,7 +64,7 @@ export async function listExecutions(src: ExecutionSources, query: ExecutionQuer
   const items: InstanceSummary[] = [];
   for (const id of page) {
     const inst = found.get(id) ?? (await liveNow(src, id)) ?? (await src.archived(id));
-    if (inst) items.push(summarize(inst));
+    if (inst) items.push(summarize(inst, src.queuedAhead));
   }
   return { items, nextCursor: ids.length > query.limit ? page.at(-1)! : null };
 }
@@ -215,8 +217,11 @@ async function settleCold(
   return matched;
 }
 
-/** An execution as lists show it. Its children are those its nodes started (each node lists its own). Pure. */
-export function summarize(i: Execution): InstanceSummary {
+/**
+ * An execution as lists show it. Its children are those its nodes started (each node lists its
+ * own); a start queued by its flow's concurrency limit says its place (`queuedAhead` counts those before it).
+ */
+export function summarize(i: Execution, queuedAhead?: (inst: Execution) => number | null): InstanceSummary {
   const waitingNodeIds: string[] = [];
   let childCount = 0;
   for (const id in i.nodes) {
@@ -224,7 +229,7 @@ export function summarize(i: Execution): InstanceSummary {
     if (i.stateCd === STATE.RUNNING && node.statusCd === STATUS.WAITING) waitingNodeIds.push(node.nodeId);
     childCount += node.children?.length ?? 0;
   }
-  return {
+  const summary: InstanceSummary = {
     processInstanceId: i.processInstanceId,
     processId: i.processId,
     processName: i.processName,
@@ -240,4 +245,7 @@ export function summarize(i: Execution): InstanceSummary {
     childCount,
     waitingNodeIds,
   };
+  const ahead = i.concurrency === undefined || queuedAhead === undefined ? null : queuedAhead(i);
+  if (ahead !== null) (summary as { queuePosition?: number }).queuePosition = ahead + 1;
+  return summary;
 }

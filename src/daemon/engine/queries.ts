@@ -6,6 +6,7 @@ import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
 import { execution, type Executions } from '../state/executions.js';
 import { STATE, type Execution, type WfxState } from '../state/state.js';
+import { ConcurrencySlots } from '../state/concurrency-slots.js';
 import { ExecutionTable } from '../state/execution-table.js';
 import type { ExecutionArchive } from './archive.js';
 import { listExecutions, type ExecutionPage, type ExecutionSources } from './execution-list.js';
@@ -41,6 +42,7 @@ export function executionSources(executions: Executions, state: WfxState, archiv
     coldSummary: (id) => executions.coldSummary(id),
     ensure: (ids) => executions.ensure(ids),
     flowOrganization: (processId) => ownEntry(state.flows, processId)?.organization,
+    queuedAhead: (inst) => ConcurrencySlots.of(state).position(inst),
   };
 }
 

@@ -40,27 +40,49 @@ export const StartBody = Type.Object(
     processId: Type.String({ minLength: 1, maxLength: 200 }),
     correlationKey: Type.Optional(NullableString({ maxLength: 1000 })),
     data: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object' })),
+    /** Higher first where starts wait their turn (a flow's concurrency queue) and work waits for a sandbox or a job worker. */
+    priority: Type.Optional(Type.Integer({ minimum: -1000, maximum: 1000 })),
   },
   { additionalProperties: false },
 );
 export type StartBody = Static<typeof StartBody>;
 
-/** Querystring of POST /process/exec and /process/start: where and which version. */
+/** The longest `?wait=` a start takes, in seconds (a caller that needs longer asks again: GET /process/instance/{id}). */
+export const MAX_START_WAIT_SECONDS = 300;
+
+/** Querystring of POST /process/exec and /process/start: where, which version, and how long to wait for its end. */
 export const StartQuery = Type.Object(
   {
     environment: Type.Optional(StringEnum(ENVIRONMENTS)),
     versionNumber: Type.Optional(Type.String({ pattern: '^[0-9]+$' })),
+    /**
+     * Seconds to wait for the execution to end: 200 with its state and variables if it does,
+     * else 202 with its id once they pass (MAX_START_WAIT_SECONDS at most).
+     */
+    wait: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_START_WAIT_SECONDS })),
   },
   { additionalProperties: false },
 );
 export type StartQuery = Static<typeof StartQuery>;
 
-/** What POST /process/exec and /process/start answer (a reply schema). */
+/**
+ * What POST /process/exec and /process/start answer (a reply schema): `status` `started`, or
+ * `queued` (its flow's concurrency limit is reached); with `?wait=` and the execution ended in
+ * time, its end: `status` `completed`, `failed` or `cancelled`, its `state`, and its variables
+ * as `data` (a failure's error in `data.error`) and its `output`.
+ */
 export const Started = Answer({
   processInstanceId: Type.String(),
   processId: Type.String(),
   status: Type.String(),
   startTime: Type.String(),
+  state: Type.Optional(StringEnum(EXECUTION_STATES)),
+  stateCd: Type.Optional(Type.Integer()),
+  endTime: Type.Optional(NullableString()),
+  data: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true })),
+  output: Type.Optional(
+    Type.Unsafe<Record<string, unknown> | null>({ type: ['object', 'null'], additionalProperties: true }),
+  ),
 });
 export type Started = Static<typeof Started>;
 
@@ -166,6 +188,8 @@ export const InstanceSummary = Answer({
   childCount: Type.Integer(),
   /** The nodes a running execution waits at (input, event, timer, child, loop); empty otherwise. */
   waitingNodeIds: Type.Unsafe<readonly string[]>({ type: 'array', items: { type: 'string' } }),
+  /** A start queued by its flow's concurrency limit: its place in the queue (1: the next to start); absent otherwise. */
+  queuePosition: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 export type InstanceSummary = Static<typeof InstanceSummary>;
 
@@ -222,6 +246,10 @@ export interface InstanceView {
   /** The agent's tool call this execution runs (a callAgent's child). */
   readonly toolCallId?: string;
   readonly environment: Environment;
+  /** Its start's priority (higher first where starts and work wait their turn); absent: 0. */
+  readonly priority?: number;
+  /** A start queued by its flow's concurrency limit: its place in the queue (1: the next to start); absent otherwise. */
+  readonly queuePosition?: number;
   readonly nodes: readonly NodeView[];
   /** Model tokens the execution's aiTasks used so far (summed over their calls); absent before its first. */
   readonly usage?: ExecutionUsage;

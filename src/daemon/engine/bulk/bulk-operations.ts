@@ -106,7 +106,7 @@ export class BulkOperations {
     if (reading !== null) await reading;
     for (const id of shown) {
       const inst = (await liveNow(src, id)) ?? (await src.archived(id));
-      if (inst) items.push(summarize(inst));
+      if (inst) items.push(summarize(inst, src.queuedAhead));
     }
     const max = this.deps.limits.bulkExecutions;
     const dry = {

@@ -1615,6 +1615,8 @@ Options:
   --follow                 print its log as it runs (implies --wait)
   --timeout <seconds>      wait (implies --wait) and exit 4 if not finished by
                            then
+  --priority <n>           higher starts first where starts wait their turn (a
+                           concurrency limit)
   -h, --help               display help for command
 
 Examples:
