@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {} from 'fastify-sse-v2'; // reply.sse
 import type {} from '@fastify/swagger'; // schema.tags, schema.summary
@@ -14,9 +14,6 @@ import {
   InstanceListQuery,
   LogsHeaders,
   LogsQuery,
-  StartBody,
-  Started,
-  StartQuery,
   TaskAnswerBody,
   TaskAnswered,
   TaskListQuery,
@@ -34,14 +31,13 @@ import { executionQueryOf } from '../../engine/execution-query.js';
 import { flowListing } from '../../flows/running-version.js';
 import { failureView } from '../../engine/failures.js';
 import type { Execution, WfxState } from '../../state/state.js';
-import { ConcurrencySlots, queuedNode } from '../../state/concurrency-slots.js';
-import { STATE } from '../../state/state.js';
+import { ConcurrencySlots } from '../../state/concurrency-slots.js';
 import { handOverTo } from '../durable-reply.js';
-import { actorOf, type Caller } from '../caller.js';
+import { actorOf } from '../caller.js';
 import type { StreamHub } from '../streams.js';
 import { streamLogs } from '../log-stream.js';
-import { requestTraceparent } from '../request-spans.js';
 import { InstanceReads } from '../instance-reads.js';
+import { startRoutes } from './process-start.js';
 import type { OtherDaemons } from '../cluster-port.js';
 
 export interface ProcessRouteDeps {
@@ -102,32 +98,6 @@ export function instanceResource(inst: Execution, queuedAhead?: number | null): 
   };
 }
 
-/** A start's answer while the execution runs: `queued` while it waits for a slot of its flow's concurrency limit. */
-function startedAnswer(inst: Execution): Started {
-  return {
-    processInstanceId: inst.processInstanceId,
-    processId: inst.processId,
-    status: queuedNode(inst) === undefined ? 'started' : 'queued',
-    startTime: inst.startTime,
-  };
-}
-
-/** A synchronous start's answer once the execution ended: its state, variables (`data`, with `error`) and output. */
-function endedAnswer(inst: Execution): Started {
-  const state = stateName(inst.stateCd);
-  return {
-    processInstanceId: inst.processInstanceId,
-    processId: inst.processId,
-    status: state.toLowerCase(),
-    startTime: inst.startTime,
-    state,
-    stateCd: inst.stateCd,
-    endTime: inst.endTime,
-    data: inst.error ? extensibleCopy(inst.variables, { error: failureView(inst)! }) : inst.variables,
-    output: inst.output,
-  };
-}
-
 /** POST /process/exec|start|task|event, cancel, GET instance, logs (SSE), list, instances, tasks. */
 export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps): void {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -136,67 +106,7 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
   const reads = new InstanceReads(engine);
   const logStreams = { engine, hub, state: deps.state, now: deps.now ?? (() => new Date()), heartbeatMs };
 
-  // The answer is known once the step is taken: it leaves once durable (api/durable-reply.ts).
-  const start = (request: FastifyRequest, caller: Caller, body: StartBody, query: StartQuery, traceparent?: string) =>
-    engine.start(
-      {
-        organization: caller.organization,
-        processId: body.processId,
-        environment: query.environment,
-        versionNumber: query.versionNumber,
-        correlationKey: body.correlationKey ?? null,
-        data: body.data ?? {},
-        ...(body.priority !== undefined && { priority: body.priority }),
-        traceparent,
-      },
-      handOverTo(request),
-    );
-
-  /**
-   * A start's answer: with `?wait=`, once the execution ends (200, its end) or the wait passes
-   * (202, as without: its id, `started` or `queued`).
-   */
-  const answerStart = async (request: FastifyRequest, reply: FastifyReply, caller: Caller, inst: Execution) => {
-    const wait = (request.query as StartQuery).wait;
-    if (wait === undefined) return startedAnswer(inst);
-    const id = inst.processInstanceId;
-    const gone = new AbortController();
-    const onClose = () => gone.abort();
-    request.raw.once('close', onClose);
-    const ended = await hub
-      .untilEnded(
-        id,
-        wait * 1000,
-        () => (engine.executions.get(id)?.stateCd ?? STATE.RUNNING) !== STATE.RUNNING,
-        gone.signal,
-      )
-      .finally(() => request.raw.off('close', onClose));
-    const now = ended ? await engine.getInstance(caller, id) : null;
-    if (now !== null && now.stateCd !== STATE.RUNNING) return endedAnswer(now);
-    void reply.code(202);
-    return startedAnswer(now ?? engine.executions.get(id) ?? inst);
-  };
-
-  // One start, for an organization's key (in its organization) and for a system key (any's).
-  for (const [path, callerKind, summary] of [
-    ['/process/exec', 'organization', "Start an execution in the caller's organization"],
-    ['/process/start', 'system', "Start an execution of any organization's flow (system keys)"],
-  ] as const)
-    app.post(path, {
-      config: { auth: { permission: 'WORKFLOW_EXECUTE', callerKind } },
-      schema: {
-        tags: ['executions'],
-        summary,
-        body: StartBody,
-        querystring: StartQuery,
-        response: { 200: Started, 202: Started, ...ERROR_REPLIES },
-      },
-      handler: async (request, reply) => {
-        const caller = request.caller!;
-        const inst = await start(request, caller, request.body, request.query, requestTraceparent(request));
-        return answerStart(request, reply, caller, inst);
-      },
-    });
+  startRoutes(app, engine, hub);
 
   app.post('/process/task', {
     config: { auth: { permission: 'WORKFLOW_EXECUTE' } },
