@@ -40,6 +40,7 @@ const ALL: ReadonlyArray<() => Promise<Register>> = [
   async () => (await import('./commands/expr.js')).registerExpr,
   async () => (await import('./commands/test.js')).registerTest,
   async () => (await import('./commands/cron.js')).registerCron,
+  async () => (await import('./commands/schedules.js')).registerSchedules,
   async () => (await import('./commands/login.js')).registerLogin,
   async () => (await import('./commands/console.js')).registerConsole,
   async () => (await import('./commands/tui.js')).registerTui,

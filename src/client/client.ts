@@ -197,6 +197,8 @@ export class WfxClient {
   };
 
   readonly triggers = sent(calls.triggers, this.send);
+  /** /admin/schedules: pause, resume, backfill a flow's schedules. */
+  readonly schedules = sent(calls.schedules, this.send);
 
   /** The daemon's operations: backups, the database's daemons, the secrets keys, the audit trail. */
   readonly admin = sent(calls.operator, this.send);

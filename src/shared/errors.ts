@@ -80,6 +80,10 @@ export const ERROR_CODES = {
     status: 429,
     hint: 'The organization starts as many executions a second as the daemon allows (--limit org-starts-per-second); retry after `retryAfter` seconds, or start fewer at once.',
   },
+  BACKFILL_TOO_LARGE: {
+    status: 400,
+    hint: 'A backfill starts at most 1000 runs: backfill a shorter range at a time (`--from`, `--to`).',
+  },
   CONCURRENCY_LIMIT_REACHED: {
     status: 409,
     hint: "The flow's concurrency limit is reached and its policy is cancel-new: start again once one ends, or choose policy queue.",

@@ -21,6 +21,8 @@ t.test('a trigger in words, and why it does not fire', async (t) => {
     cron: '0 2 * * *',
     timezone: 'Europe/Berlin',
     missedRuns: 'last',
+    overlap: 'allow',
+    waiting: 0,
     state: 'active',
     nextFires: [],
   };

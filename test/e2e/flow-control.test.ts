@@ -2,7 +2,7 @@ import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { callDaemon, startDaemon } from '../helpers/cli.js';
+import { callDaemon, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
 // Issue #87 on a real daemon: a flow's concurrency limit (queue, keys, priority, cancel-new,
@@ -30,7 +30,7 @@ async function daemon(t: Test, dataDir: string) {
   const info = await startDaemon(t, { dataDir });
   const key = (await readFile(join(dataDir, 'bootstrap.key'), 'utf8')).trim();
   const call = (method: string, path: string, body?: object) => callDaemon(info.url, key, method, path, body);
-  return { info, call, kill: () => process.kill(info.pid, 'SIGKILL') };
+  return { info, key, dataDir, call, kill: () => process.kill(info.pid, 'SIGKILL') };
 }
 type Daemon = Awaited<ReturnType<typeof daemon>>;
 
@@ -193,3 +193,70 @@ t.test('?wait=: the end in the answer, or 202 once the wait passes', async (t) =
   const bad = await d.call('POST', '/process/start?wait=301', { processId: waiting, data: {} });
   t.match(bad, { status: 400, body: { error: 'VALIDATION_ERROR' } });
 });
+
+t.test(
+  'wfx schedules: pause, resume, list, and a backfill of 10 minutes starts 10 runs with their times',
+  async (t) => {
+    const d = await daemon(t, t.testdir({}));
+    const pid = '87000000-0000-4000-8000-000000000008';
+    await publish(
+      d,
+      `processId: ${pid}
+name: Minutely
+triggers:
+  - { type: schedule, cron: "* * * * *", overlap: skip }
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`,
+    );
+    const cli = (args: string[]) => wfxIn(['--url', d.info.url, '--api-key', d.key, ...args], { cwd: d.dataDir });
+    const paused = await cli(['schedules', 'pause', 'Minutely']);
+    t.equal(paused.code, 0, paused.stderr);
+    t.match(paused.stdout, /schedules paused in PRODUCTION/);
+    const list = await cli(['schedules', 'list']);
+    t.match(list.stdout, /Minutely\s+PRODUCTION\s+\* \* \* \* \*\s+UTC\s+paused\s+skip\s+0\s+-/);
+    t.equal((await cli(['schedules', 'resume', 'Minutely'])).code, 0);
+    t.match((await cli(['schedules', 'list', '--json'])).stdout, /"state": "active"/);
+
+    const backfill = await cli([
+      'schedules',
+      'backfill',
+      'Minutely',
+      '--from',
+      '2026-11-01T09:00:00Z',
+      '--to',
+      '2026-11-01T09:09:59Z',
+      '--json',
+    ]);
+    t.equal(backfill.code, 0, backfill.stderr);
+    const times = (JSON.parse(backfill.stdout) as { fireTimes: string[] }).fireTimes;
+    t.equal(times.length, 10);
+    const started = await eventually('the ten backfilled runs ended', async () => {
+      const items = (await listed(d, pid)).filter((i) => i.state === 'COMPLETED');
+
+      return items.length >= 10 ? items : null;
+    });
+    const scheduled: string[] = [];
+    for (const i of started) {
+      const view = await d.call('GET', `/process/instance/${i.processInstanceId}`);
+      scheduled.push((view.body.data as { scheduledTime: string }).scheduledTime);
+    }
+    t.same(
+      scheduled.filter((x) => x.startsWith('2026-11-01')).sort(),
+      times,
+      'one run per fire time, each with its time',
+    );
+    const tooMany = await cli([
+      'schedules',
+      'backfill',
+      'Minutely',
+      '--from',
+      '2026-01-01T00:00:00Z',
+      '--to',
+      '2026-02-01T00:00:00Z',
+    ]);
+    t.equal(tooMany.code, 1);
+    t.match(tooMany.stderr, /BACKFILL_TOO_LARGE/);
+  },
+);

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { AccessLogEntry } from '../../src/daemon/api/auth.js';
 import type { Test } from 'tap';
+import { Scheduler } from '../../src/daemon/triggers/schedules.js';
 import { newApiKey } from '../../src/daemon/auth/api-keys.js';
 import { buildServer, type ServerOptions } from '../../src/daemon/api/server.js';
 import { WebhookReceiver } from '../../src/daemon/triggers/webhooks.js';
@@ -69,6 +70,9 @@ export async function apiHarness(
   if (options.metrics) metrics = new DaemonMetrics(h.store.state);
   const webhooks = new WebhookReceiver({ store: h.store, engine: h.engine, now: h.clock.now });
   const audit = new FileAuditTrail(await History.open(join(h.dir, 'audit')));
+  // Not started (nothing fires on the harness's clock): there for the backfills the API asks of it.
+  const scheduler = new Scheduler({ store: h.store, engine: h.engine, now: h.clock.now });
+  t.teardown(() => scheduler.close());
   const app = buildServer({
     store: h.store,
     engine: h.engine,
@@ -86,6 +90,7 @@ export async function apiHarness(
     publicUrl: options.publicUrl,
     ...(metrics && { metrics: { of: metrics, access: options.metrics } }),
     backup: options.backup,
+    scheduler,
   });
   await app.ready();
   t.teardown(async () => {

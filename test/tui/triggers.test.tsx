@@ -22,6 +22,8 @@ const TRIGGERS: TriggerHealth[] = [
     cron: '0 2 * * *',
     timezone: 'Europe/Berlin',
     missedRuns: 'last',
+    overlap: 'allow',
+    waiting: 0,
     state: 'active',
     lastFire: '2026-11-21T01:00:00.000Z',
     nextFire: '2026-11-22T01:00:00.000Z',

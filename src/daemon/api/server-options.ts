@@ -1,4 +1,5 @@
 /* The parts and settings the daemon's HTTP app is built from (server.ts, buildServer). */
+import type { ScheduleBackfill } from './routes/schedules.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ClusterDaemon, EmailConnectionState, StoreHealth } from '../../shared/api/index.js';
 import type { AiRunner } from '../ai/types.js';
@@ -46,6 +47,8 @@ export interface ServerOptions {
   readonly now?: () => Date;
   /** Health of the schedule and email triggers (GET /admin/triggers); none without those services. */
   readonly triggerHealth?: () => readonly TriggerHealth[];
+  /** The scheduler a schedule's backfill is asked of (absent: backfills are refused). */
+  readonly scheduler?: ScheduleBackfill;
   /** Each email connection's watch (GET /admin/email-connections `state`); absent without it. */
   readonly emailStates?: (connectionId: string) => EmailConnectionState;
   /** Damage found in history (GET /health's `history`); left out without it. */

@@ -38,6 +38,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { domainRoutes } from './routes/domains.js';
 import { JobBoard } from '../jobs/board.js';
 import { triggerRoutes } from './routes/triggers.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { backupRoutes } from './routes/backup.js';
 import { clusterRoutes } from './routes/cluster.js';
 import { fileRoutes } from './routes/files.js';
@@ -308,6 +309,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       health: options.triggerHealth ?? (() => []),
       sharedFallback: options.webhooks.sharedFallback,
     });
+    scheduleRoutes(routes, { store: options.store, catalogue, scheduler: options.scheduler });
     signInRoutes(routes, {
       state: options.store.state,
       sessions,

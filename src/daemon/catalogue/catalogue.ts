@@ -7,7 +7,7 @@
  * value sealed under it) is decided in one place and no route writes the journal.
  */
 import type { WfxRecord } from '../state/records.js';
-import type { WfxState } from '../state/state.js';
+import type { Environment, WfxState } from '../state/state.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { flowSecretContext } from '../state/secret-fields.js';
 import { resealedFromSecret } from './credentials.js';
@@ -73,6 +73,13 @@ export class Catalogue {
   /** Keeps an AI provider, its key sealed under the box's sealing key. */
   async saveProvider(provider: RecordOf<'aiProvider.saved'>['provider']): Promise<void> {
     await this.store.commit(...this.pinned(), { type: 'aiProvider.saved', provider });
+  }
+
+  /** Turns a flow's schedules in `environment` on or off (paused); answers nothing new when they already are. */
+  async setSchedules(processId: string, environment: Environment, on: boolean): Promise<void> {
+    const off = this.store.state.flows[processId]?.schedulesOff?.includes(environment) === true;
+    if (off === !on) return this.store.flush();
+    await this.store.commit({ type: 'flow.schedules', processId, environment, on });
   }
 
   async deleteProvider(providerId: string): Promise<void> {

@@ -238,6 +238,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       console: { login },
       publicUrl: options.publicUrl,
       triggerHealth: () => [...scheduler.health(), ...email.health()],
+      scheduler,
       emailStates: (id) => email.connectionState(id),
       historyDamage: () => history.damage(),
       storeHealth: () => store.health(),

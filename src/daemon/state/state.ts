@@ -150,7 +150,7 @@ export interface WfxState {
    * and the last instant it actually fired. Written with the executions a fire starts, so a
    * restart neither repeats a fire nor loses one.
    */
-  scheduleFires: Record<string, { readonly at: string; readonly lastFire: string | null; readonly inactive?: boolean }>;
+  scheduleFires: Record<string, ScheduleFires>;
   /** Message-IDs of emails already processed, per connection, oldest first (EMAIL_SEEN_IDS kept): once per Message-ID. */
   emailSeen: Record<string, string[]>;
   /** Model providers (aiTask, callAgent) by providerId. */
@@ -203,6 +203,20 @@ export interface WfxState {
    * cold execution. Derived, so never written to a snapshot (DERIVED).
    */
   fileRefs?: FileRefs | undefined;
+}
+
+/** What is kept of one schedule trigger (WfxState.scheduleFires). */
+export interface ScheduleFires {
+  readonly at: string;
+  readonly lastFire: string | null;
+  readonly inactive?: boolean;
+  /**
+   * Under an `overlap` other than `allow`: the executions its latest fires started (those still
+   * running hold back the next fire), and the fire times waiting their turn (a buffered fire, a
+   * backfill), oldest first (triggers/schedule-overlap.ts). Absent: none.
+   */
+  readonly runs?: readonly string[];
+  readonly pending?: readonly string[];
 }
 
 /** Message-IDs remembered per email connection. */

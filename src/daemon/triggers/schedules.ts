@@ -1,30 +1,33 @@
-import { SCHEDULE_NEXT_FIRES, type ScheduleHealth } from '../../shared/api/index.js';
-import type { Trigger } from '../../shared/flow/types.js';
+/**
+ * The scheduler: fires `schedule` triggers (each schedule's turns: schedule-fire.ts, as its
+ * overlap says: schedule-overlap.ts), makes up for runs missed while the daemon was down, and
+ * backfills a range of fire times on request. What it shows of them is schedule-health.ts's.
+ */
+import type { ScheduleHealth } from '../../shared/api/index.js';
+import { scheduleKey, schedulesHealth, turnedOff, type ArmedSchedule } from './schedule-health.js';
 import { Schedule } from '../../shared/schedule.js';
-import type { Engine, StartRequest } from '../engine/engine.js';
+import type { Engine } from '../engine/engine.js';
 import { TimerQueue } from '../engine/timers.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
-import { activeTriggers, subjectOf, type TriggerSubject } from '../state/active-triggers.js';
+import { activeTriggers, subjectOf } from '../state/active-triggers.js';
 import type { RecordStore } from '../store/record-store.js';
 import { WorkCount } from '../../shared/work-count.js';
-import { errorMessage } from '../../shared/errors.js';
+import { errorMessage, WfxError } from '../../shared/errors.js';
+import { fireTimesBetween, type OverlapTurn } from './schedule-overlap.js';
+import { scheduleTurn, type ScheduleTurnOf, type TurnResult } from './schedule-fire.js';
+
+export { scheduleKey };
 
 /** Runs missed while the daemon was down that `missedRuns: all` makes up for, at most. */
 export const MAX_MISSED_RUNS = 100;
+/** How often fire times waiting their turn are looked at (a backfill's pace), in ms. */
+const PACE_MS = 1000;
 /** Fire times looked at when catching up (a minutely schedule down for months stops here). */
 const MAX_CATCH_UP_SCAN = 500_000;
 
-type ScheduleTrigger = Extract<Trigger, { type: 'schedule' }>;
-
 /** One schedule trigger of an active flow version in one environment. */
-interface Entry extends TriggerSubject {
-  readonly key: string;
-  readonly trigger: ScheduleTrigger;
-  readonly schedule: Schedule;
-  /** The fire time the timer is armed for. */
-  next: Date | null;
-}
+type Entry = ArmedSchedule;
 
 /** What GET /admin/triggers shows of this trigger (the wire's type, shared/api). */
 export type { ScheduleHealth };
@@ -38,15 +41,6 @@ export interface SchedulerOptions {
   /** Told how many runs missed while the daemon was down are skipped (metrics). */
   readonly onMissed?: (skipped: number) => void;
 }
-
-/** The identity of a schedule: a changed expression or zone is a new schedule (armed afresh). */
-export function scheduleKey(processId: string, environment: Environment, index: number, t: ScheduleTrigger): string {
-  return `${processId}|${environment}|${index}|${t.cron}|${t.timezone ?? 'UTC'}`;
-}
-
-/** Whether the schedules of `a`'s flow are turned off in its environment. */
-const turnedOff = (a: { flow: { schedulesOff?: readonly string[] }; environment: Environment }): boolean =>
-  a.flow.schedulesOff?.includes(a.environment) === true;
 
 /**
  * Fires `schedule` triggers: for each environment, the schedules of its active flow version.
@@ -65,6 +59,11 @@ export class Scheduler {
   private readonly errors = new Map<string, string>();
   private readonly inflight = new WorkCount();
   private syncQueued = false;
+  /** Schedules with runs that hold back their next fire or fire times waiting: what an end or a pace turn looks at. */
+  private readonly watched = new Map<string, ScheduleTurnOf>();
+  /** Each schedule's turn under way: the next waits for it. */
+  private readonly lanes = new Map<string, Promise<void>>();
+  private pacer: NodeJS.Timeout | null = null;
   /** The latest sync under way or queued: what `synced()` waits for. */
   private syncing: Promise<void> = Promise.resolve();
   private closed = false;
@@ -82,6 +81,16 @@ export class Scheduler {
 
   /** Arms every schedule of the active versions (making up for missed runs) and follows activations. */
   async start(): Promise<void> {
+    this.engine.on('finished', this.onFinished);
+    // Fire times left waiting, and runs holding back the next fire, before a restart.
+    for (const a of activeTriggers(this.store.state, 'schedule')) {
+      const key = scheduleKey(a.flow.processId, a.environment, a.index, a.trigger);
+      const fires = this.store.state.scheduleFires[key];
+      if (fires?.runs === undefined && fires?.pending === undefined) continue;
+      const s = { key, ...subjectOf(a), overlap: a.trigger.overlap ?? 'allow' } as const;
+      this.watched.set(key, s);
+      this.track(this.turn(s, [], 'turn', this.now()));
+    }
     this.store.onCommit((records) => {
       if (
         this.syncQueued ||
@@ -124,6 +133,8 @@ export class Scheduler {
   /** Stops firing; resolves once fires under way are durable. */
   async close(): Promise<void> {
     this.closed = true;
+    this.engine.off('finished', this.onFinished);
+    if (this.pacer !== null) clearInterval(this.pacer);
     this.timers.close();
     await this.idle();
   }
@@ -135,43 +146,7 @@ export class Scheduler {
 
   /** Every schedule's health, for status and the API. */
   health(): ScheduleHealth[] {
-    const armed = [...this.entries.values()].map(({ key, trigger, schedule, next, ...subject }): ScheduleHealth => {
-      const error = this.errors.get(key) ?? null;
-      return {
-        type: 'schedule',
-        key,
-        ...subject,
-        cron: trigger.cron,
-        timezone: trigger.timezone ?? 'UTC',
-        missedRuns: trigger.missedRuns ?? 'skip',
-        state: error ? 'failing' : 'active',
-        lastFire: this.store.state.scheduleFires[key]?.lastFire ?? null,
-        nextFire: next?.toISOString() ?? null,
-        // The fires after it, by the same code that fires them (and `wfx cron next`).
-        nextFires: next ? [next, ...schedule.nextTimes(next, SCHEDULE_NEXT_FIRES - 1)].map((d) => d.toISOString()) : [],
-        lastError: error,
-      };
-    });
-    // Those turned off (a deploy's `schedules: {FLOW: off}`): listed, never armed.
-    const off = activeTriggers(this.store.state, 'schedule')
-      .filter(turnedOff)
-      .map((a): ScheduleHealth => {
-        const key = scheduleKey(a.flow.processId, a.environment, a.index, a.trigger);
-        return {
-          type: 'schedule',
-          key,
-          ...subjectOf(a),
-          cron: a.trigger.cron,
-          timezone: a.trigger.timezone ?? 'UTC',
-          missedRuns: a.trigger.missedRuns ?? 'skip',
-          state: 'disabled',
-          lastFire: this.store.state.scheduleFires[key]?.lastFire ?? null,
-          nextFire: null,
-          nextFires: [],
-          lastError: null,
-        };
-      });
-    return [...armed, ...off];
+    return schedulesHealth(this.store.state, this.entries.values(), this.errors);
   }
 
   /** The schedules the state calls for now: arms new ones, drops those no longer active. */
@@ -282,33 +257,92 @@ export class Scheduler {
     this.setNext(entry, due);
   }
 
-  /**
-   * Starts one execution per instant of the entry's active version, with `{scheduledTime}`,
-   * and records the last instant in the same transaction.
-   */
+  /** Fires `instants` of `entry` (a timer's, or missed ones), as its overlap says. */
   private async fire(entry: Entry, instants: readonly Date[], now: Date): Promise<void> {
-    const last = instants.at(-1)!.toISOString();
-    const requests: StartRequest[] = instants.map((at) => ({
-      organization: entry.organization,
-      processId: entry.processId,
-      environment: entry.environment,
-      data: { scheduledTime: at.toISOString(), triggerType: 'schedule' },
-    }));
-    let why = '';
-    const started = await this.engine.startBatch(requests, (_started, refused) => {
-      // Why a run did not start (its flow's inputs refuse the data, say) is said, not only that it did not.
-      const first = refused[0]?.error;
-      if (first) why = `: ${first.code}: ${first.message}`;
-      return [{ type: 'schedule.fired', key: entry.key, at: last }];
+    const due = instants.map((d) => d.toISOString());
+    await this.turn(this.turnOf(entry), due, 'fire', now);
+  }
+
+  /** What a turn of `entry` is of. */
+  private turnOf(entry: Entry): ScheduleTurnOf {
+    const { key, organization, processId, environment } = entry;
+    return { key, organization, processId, environment, overlap: entry.trigger.overlap ?? 'allow' };
+  }
+
+  /**
+   * A turn of schedule `s` (schedule-fire.ts), after the turns of it under way (one at a time: two
+   * would both start what waits). Notes a start that failed as the schedule's error.
+   */
+  private turn(s: ScheduleTurnOf, due: readonly string[], turn: OverlapTurn, now: Date): Promise<TurnResult> {
+    const run = async (): Promise<TurnResult> => {
+      const result = await scheduleTurn(this.engine, s, this.store.state.scheduleFires[s.key], due, turn, now);
+      if (result.started < result.asked)
+        this.errors.set(
+          s.key,
+          `${result.asked - result.started} of ${result.asked} runs could not start at ${now.toISOString()}${result.refused === '' ? '' : `: ${result.refused}`}`,
+        );
+      else if (result.asked > 0) this.errors.delete(s.key);
+      const fires = this.store.state.scheduleFires[s.key];
+      if (fires?.runs !== undefined || fires?.pending !== undefined) this.watched.set(s.key, s);
+      else this.watched.delete(s.key);
+      this.pace();
+      return result;
+    };
+    const previous = this.lanes.get(s.key) ?? Promise.resolve();
+    const work = previous.then(run, run);
+    const lane = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.lanes.set(s.key, lane);
+    void lane.then(() => {
+      if (this.lanes.get(s.key) === lane) this.lanes.delete(s.key);
     });
-    if (started.length < requests.length) {
-      this.errors.set(
-        entry.key,
-        `${requests.length - started.length} of ${requests.length} runs could not start at ${now.toISOString()}${why}`,
-      );
-    } else {
-      this.errors.delete(entry.key);
+    return work;
+  }
+
+  /** An execution ended: the schedules whose fires started it take a turn (what waits may start). */
+  private readonly onFinished = (id: string): void => {
+    if (this.watched.size === 0 || this.closed) return;
+    for (const [key, s] of this.watched)
+      if (this.store.state.scheduleFires[key]?.runs?.includes(id) === true)
+        this.track(this.turn(s, [], 'turn', this.now()));
+  };
+
+  /** While fire times wait, a turn every PACE_MS (a backfill under `allow` is started a slice at a time). */
+  private pace(): void {
+    const waiting = [...this.watched.keys()].some((k) => (this.store.state.scheduleFires[k]?.pending?.length ?? 0) > 0);
+    if (!waiting || this.closed) {
+      if (this.pacer !== null) clearInterval(this.pacer);
+      this.pacer = null;
+      return;
     }
+    this.pacer ??= setInterval(() => {
+      for (const s of this.watched.values())
+        if ((this.store.state.scheduleFires[s.key]?.pending?.length ?? 0) > 0)
+          this.track(this.turn(s, [], 'turn', this.now()));
+    }, PACE_MS);
+    this.pacer.unref();
+  }
+
+  /**
+   * Starts one execution per fire time of schedule `index` (0-based) of flow `processId` in
+   * `environment` from `from` to `to` (both included), each with its `{scheduledTime}`, as its
+   * overlap says (schedule-overlap.ts): answers the fire times. Throws NOT_FOUND for no such
+   * schedule, BACKFILL_TOO_LARGE past MAX_BACKFILL fire times.
+   */
+  async backfill(processId: string, environment: Environment, index: number, from: Date, to: Date): Promise<string[]> {
+    const a = activeTriggers(this.store.state, 'schedule').find(
+      (x) => x.flow.processId === processId && x.environment === environment && x.index === index,
+    );
+    if (a === undefined)
+      throw new WfxError('NOT_FOUND', `flow ${processId} has no schedule ${index + 1} active in ${environment}`);
+    const times = fireTimesBetween(new Schedule(a.trigger.cron, a.trigger.timezone ?? 'UTC'), from, to);
+    if (times.length === 0) return [];
+    const key = scheduleKey(processId, environment, index, a.trigger);
+    const s = { key, ...subjectOf(a), overlap: a.trigger.overlap ?? 'allow' } as const;
+    await this.turn(s, times, 'backfill', this.now());
+    return times;
   }
 
   private fail(entry: Entry, err: unknown): void {

@@ -1,5 +1,9 @@
-/* Trigger health: GET /admin/triggers (and `wfx daemon status`). Answers are types only. */
-import type { Environment } from './common.js';
+/*
+ * Trigger health: GET /admin/triggers (and `wfx daemon status`); schedules paused, resumed and
+ * backfilled (/admin/schedules). Answers are types only.
+ */
+import { Type, type Static } from './schema.js';
+import { ENVIRONMENTS, StringEnum, type Environment } from './common.js';
 
 /** The flow version a trigger belongs to. */
 export interface TriggerSubject {
@@ -25,7 +29,11 @@ export interface ScheduleHealth extends TriggerSubject, TriggerState {
   readonly cron: string;
   readonly timezone: string;
   readonly missedRuns: 'skip' | 'last' | 'all';
-  /** disabled: turned off in its environment (a deploy's `schedules: {FLOW: off}`), never fired. */
+  /** What a fire does while an execution an earlier fire started still runs. */
+  readonly overlap: 'skip' | 'buffer-one' | 'allow' | 'cancel-other';
+  /** Fire times waiting their turn (a buffered fire, a backfill's). */
+  readonly waiting: number;
+  /** disabled: turned off in its environment (paused: `wfx schedules pause`; a deploy's `schedules: {FLOW: off}`), never fired. */
   readonly state: 'active' | 'failing' | 'disabled';
   /** The next SCHEDULE_NEXT_FIRES fire times (the first is nextFire), as the scheduler computes them. */
   readonly nextFires: readonly string[];
@@ -81,4 +89,41 @@ export type TriggerHealth = ScheduleHealth | WebhookHealth | EmailHealth | OnDem
 /** GET /admin/triggers: sorted by flow name, environment, type. */
 export interface TriggerList {
   readonly items: readonly TriggerHealth[];
+}
+
+/** Body of POST /admin/schedules/{processId}/pause and /resume: the environment (default PRODUCTION). */
+export const SchedulePauseBody = Type.Object(
+  { environment: Type.Optional(StringEnum(ENVIRONMENTS, { default: 'PRODUCTION' })) },
+  { additionalProperties: false },
+);
+export type SchedulePauseBody = Static<typeof SchedulePauseBody>;
+
+/** What pause and resume answer: whether the flow's schedules fire in that environment now. */
+export interface SchedulesPaused {
+  readonly processId: string;
+  readonly environment: Environment;
+  readonly paused: boolean;
+}
+
+/** Body of POST /admin/schedules/{processId}/backfill: a range of fire times of one of its schedules. */
+export const BackfillBody = Type.Object(
+  {
+    /** The first instant (fire times at or after it). */
+    from: Type.String({ format: 'date-time' }),
+    /** The last instant (fire times at or before it). */
+    to: Type.String({ format: 'date-time' }),
+    /** Which of the flow's schedule triggers, counted from 1 (default 1). */
+    schedule: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+    environment: Type.Optional(StringEnum(ENVIRONMENTS, { default: 'PRODUCTION' })),
+  },
+  { additionalProperties: false },
+);
+export type BackfillBody = Static<typeof BackfillBody>;
+
+/** What a backfill answers: the fire times it starts (now, or in turn as the schedule's overlap says). */
+export interface Backfilled {
+  readonly processId: string;
+  readonly environment: Environment;
+  readonly schedule: number;
+  readonly fireTimes: readonly string[];
 }

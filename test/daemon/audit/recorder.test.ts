@@ -15,6 +15,8 @@ import { apiHarness, type ApiHarness, type TestKey } from '../../helpers/api.js'
 const PROCESS_ID = '0b5e1d2c-3a4f-4b6c-8d7e-9f0a1b2c3d4e';
 const ASK_FLOW = (version: string) => `processId: ${PROCESS_ID}
 name: Ask ${version}
+triggers:
+  - { type: schedule, cron: "0 0 1 1 *" }
 nodes:
   start: { type: startEvent, next: ask }
   ask: { type: inputNode, inputType: textbox, next: done }
@@ -129,6 +131,25 @@ const ROWS: Row[] = [
       method: 'POST',
       url: `/admin/flows/${PROCESS_ID}/promote`,
       payload: { from: 'PRODUCTION', to: 'DEVELOPMENT' },
+    }),
+  },
+  {
+    route: 'POST /admin/schedules/:processId/pause',
+    as: 'admin',
+    request: async () => ({ method: 'POST', url: `/admin/schedules/${PROCESS_ID}/pause`, payload: {} }),
+  },
+  {
+    route: 'POST /admin/schedules/:processId/resume',
+    as: 'admin',
+    request: async () => ({ method: 'POST', url: `/admin/schedules/${PROCESS_ID}/resume`, payload: {} }),
+  },
+  {
+    route: 'POST /admin/schedules/:processId/backfill',
+    as: 'admin',
+    request: async () => ({
+      method: 'POST',
+      url: `/admin/schedules/${PROCESS_ID}/backfill`,
+      payload: { from: '2026-11-01T00:00:00Z', to: '2026-11-01T01:00:00Z' },
     }),
   },
   {

@@ -10,7 +10,9 @@ import {
   type DeliveryRecord,
   type EmailConnection,
   type PendingDelivery,
+  type ScheduleFires,
   type WebhookRegistration,
+  type Writable,
   type WfxState,
 } from '../state.js';
 import { appendDeliveries } from '../webhook-log.js';
@@ -48,10 +50,28 @@ export type TriggerRecord =
   | { readonly type: 'schedule.armed'; readonly key: string; readonly at: string }
   /** A schedule stopped (its version is no longer active): re-activated later, it fires from then on. */
   | { readonly type: 'schedule.disarmed'; readonly key: string; readonly at: string }
+  /**
+   * A schedule's overlap state (triggers/schedule-overlap.ts): the executions its fires started
+   * that hold back the next, and the fire times waiting their turn; written with the starts.
+   */
+  | {
+      readonly type: 'schedule.overlap';
+      readonly key: string;
+      readonly at: string;
+      readonly runs: readonly string[];
+      readonly pending: readonly string[];
+    }
   /** An email was processed (the executions it started are in the same entry): never again for that Message-ID. */
   | { readonly type: 'email.processed'; readonly connectionId: string; readonly messageId: string }
   | { readonly type: 'emailConnection.saved'; readonly connection: EmailConnection }
   | { readonly type: 'emailConnection.deleted'; readonly connectionId: string };
+
+/** `next`, with the overlap state (runs, pending) of `was` carried over. */
+function overlapKept(next: Writable<ScheduleFires>, was: ScheduleFires | undefined): ScheduleFires {
+  if (was?.runs !== undefined) next.runs = was.runs;
+  if (was?.pending !== undefined) next.pending = was.pending;
+  return next;
+}
 
 /** The key of the token index: a SHA-256, so looking a token up reveals nothing about it. */
 export function tokenKey(token: string): string {
@@ -98,13 +118,24 @@ export const triggerHandlers: Handlers<TriggerRecord> = {
     state.webhookRefused[r.webhookId] = (state.webhookRefused[r.webhookId] ?? 0) + r.count;
   },
   'schedule.fired': (state, r) => {
-    state.scheduleFires[r.key] = { at: r.at, lastFire: r.at };
+    state.scheduleFires[r.key] = overlapKept({ at: r.at, lastFire: r.at }, state.scheduleFires[r.key]);
   },
   'schedule.armed': (state, r) => {
-    state.scheduleFires[r.key] = { at: r.at, lastFire: state.scheduleFires[r.key]?.lastFire ?? null };
+    const was = state.scheduleFires[r.key];
+    state.scheduleFires[r.key] = overlapKept({ at: r.at, lastFire: was?.lastFire ?? null }, was);
   },
   'schedule.disarmed': (state, r) => {
-    state.scheduleFires[r.key] = { at: r.at, lastFire: state.scheduleFires[r.key]?.lastFire ?? null, inactive: true };
+    const was = state.scheduleFires[r.key];
+    state.scheduleFires[r.key] = overlapKept({ at: r.at, lastFire: was?.lastFire ?? null, inactive: true }, was);
+  },
+  'schedule.overlap': (state, r) => {
+    const was = state.scheduleFires[r.key];
+    const kept: Writable<ScheduleFires> = { at: was?.at ?? r.at, lastFire: was?.lastFire ?? null };
+    // Never armed (a backfill of a paused schedule): armed later, it fires from then on.
+    if (was === undefined || was.inactive === true) kept.inactive = true;
+    if (r.runs.length > 0) kept.runs = r.runs;
+    if (r.pending.length > 0) kept.pending = r.pending;
+    state.scheduleFires[r.key] = kept;
   },
   'email.processed': (state, r) => {
     const ids = (state.emailSeen[r.connectionId] ??= []);

@@ -4,6 +4,10 @@
  */
 import type {
   Activated,
+  Backfilled,
+  BackfillBody,
+  SchedulePauseBody,
+  SchedulesPaused,
   ApplyProjectBody,
   ProjectApplied,
   ProjectExport,
@@ -222,4 +226,16 @@ export const domains = {
 export const triggers = {
   /** GET /admin/triggers: every active flow version's triggers and their health. */
   list: (query: Org = {}) => get<TriggerList>(withQuery('/admin/triggers', query)),
+};
+
+export const schedules = {
+  /** POST /admin/schedules/{processId}/pause: no fire in that environment until resumed. Throws PROCESS_NOT_FOUND. */
+  pause: (processId: string, body: SchedulePauseBody) =>
+    call<SchedulesPaused>('POST', path`/admin/schedules/${processId}/pause`, body),
+  /** POST /admin/schedules/{processId}/resume. Throws PROCESS_NOT_FOUND. */
+  resume: (processId: string, body: SchedulePauseBody) =>
+    call<SchedulesPaused>('POST', path`/admin/schedules/${processId}/resume`, body),
+  /** POST /admin/schedules/{processId}/backfill. Throws PROCESS_NOT_FOUND, NOT_FOUND (no such schedule), BACKFILL_TOO_LARGE. */
+  backfill: (processId: string, body: BackfillBody) =>
+    call<Backfilled>('POST', path`/admin/schedules/${processId}/backfill`, body),
 };

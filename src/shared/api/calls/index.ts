@@ -15,6 +15,7 @@ import {
   secrets,
   sessions,
   triggers,
+  schedules,
   webhooks,
 } from './catalogue.js';
 import { files, health, jobs, memory, operator } from './commons.js';
@@ -43,6 +44,7 @@ export const calls = {
   project,
   domains,
   triggers,
+  schedules,
   memory,
   files,
   jobs,

@@ -71,6 +71,8 @@ Commands:
   test [options] [paths...]    run flows' test files (*.test.yaml) in-process:
                                mocks, a clock of their own, no daemon
   cron                         check schedule expressions
+  schedules                    a daemon's schedule triggers: list them, pause
+                               and resume a flow's, backfill missed fire times
   login [options]              check an API key against the daemon and keep it
                                for its URL (OS keyring, else a 0600 file)
   console [options]            open the browser console, signed in (a one-time
@@ -1623,6 +1625,79 @@ Examples:
   $ wfx run 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --set order.id=42 --set order.total=250
   $ wfx run flows/order-approval.yaml --data @order.json --follow
   $ wfx run 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --wait --timeout 60 --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx schedules backfill --help 1`] = `
+Usage: wfx schedules backfill [options] <flow>
+
+start one execution per fire time of a flow's schedule from --from to --to, each
+with its {scheduledTime} (as its overlap says: one at a time unless allow)
+
+Arguments:
+  flow                 a processId, or a flow's name (where unique)
+
+Options:
+  --from <iso>         the first instant (fire times at or after it)
+  --to <iso>           the last instant (fire times at or before it)
+  --schedule <n>       which of the flow's schedule triggers, counted from 1
+                       (default: 1)
+  --env <environment>  the environment (default PRODUCTION) (choices:
+                       "DEVELOPMENT", "PRODUCTION")
+  -h, --help           display help for command
+
+Example:
+  $ wfx schedules backfill nightly-report --from 2026-11-20T00:00:00Z --to 2026-11-21T00:00:00Z
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx schedules list --help 1`] = `
+Usage: wfx schedules list [options]
+
+every schedule of the active flow versions: state, overlap, next and last fire
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  $ wfx schedules list --json
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx schedules pause --help 1`] = `
+Usage: wfx schedules pause [options] <flow>
+
+pause a flow's schedules in an environment: stop firing until resumed
+
+Arguments:
+  flow                 a processId, or a flow's name (where unique)
+
+Options:
+  --env <environment>  the environment (default PRODUCTION) (choices:
+                       "DEVELOPMENT", "PRODUCTION")
+  -h, --help           display help for command
+
+Example:
+  $ wfx schedules pause nightly-report --env DEVELOPMENT
+
+`
+
+exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx schedules resume --help 1`] = `
+Usage: wfx schedules resume [options] <flow>
+
+resume a flow's schedules in an environment: fire again from now on (fires
+missed meanwhile follow missedRuns)
+
+Arguments:
+  flow                 a processId, or a flow's name (where unique)
+
+Options:
+  --env <environment>  the environment (default PRODUCTION) (choices:
+                       "DEVELOPMENT", "PRODUCTION")
+  -h, --help           display help for command
+
+Example:
+  $ wfx schedules resume nightly-report --env DEVELOPMENT
 
 `
 
