@@ -260,3 +260,53 @@ nodes:
     t.match(tooMany.stderr, /BACKFILL_TOO_LARGE/);
   },
 );
+
+t.test("a webhook registered to answer returns the flow's status and body, or 202 past its time", async (t) => {
+  const d = await daemon(t, t.testdir({}));
+  const made = await d.call('POST', '/admin/webhooks?organization=default', {
+    name: 'signup',
+    provider: 'STANDARD',
+    authType: 'NONE',
+    respondWithin: 10,
+  });
+  t.equal(made.status, 201, JSON.stringify(made.body));
+  t.equal(made.body.respondWithin, 10);
+  const url = (made.body.endpoints as { url: string }[])[0]!.url;
+  await publish(
+    d,
+    `processId: 87000000-0000-4000-8000-00000000000a
+name: Sign up
+triggers:
+  - { type: webhook, webhook: signup }
+nodes:
+  start: { type: startEvent, next: reply }
+  reply: { type: outputNode, outputs: { status: 201, body: { greeting: "hello {webhookPayload.name}" } }, next: done }
+  done: { type: endEvent }
+`,
+  );
+  const post = (body: object) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const answered = await post({ name: 'Ada' });
+  t.equal(answered.status, 201);
+  t.same(await answered.json(), { greeting: 'hello Ada' }, "the flow's body");
+
+  const slow = await d.call('PATCH', '/admin/webhooks/signup?organization=default', { respondWithin: 1 });
+  t.equal(slow.status, 200);
+  await publish(
+    d,
+    `processId: 87000000-0000-4000-8000-00000000000a
+name: Sign up
+triggers:
+  - { type: webhook, webhook: signup }
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`,
+  );
+  const waiting = await post({ name: 'Bob' });
+  t.equal(waiting.status, 202, 'a flow that waits answers 202 once the time passes');
+  t.match(await waiting.json(), { received: true, deliveryId: String });
+  const atOnce = await d.call('PATCH', '/admin/webhooks/signup?organization=default', { respondWithin: null });
+  t.notOk('respondWithin' in atOnce.body, 'answered at once again');
+});

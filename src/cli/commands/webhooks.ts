@@ -1,6 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import {
   WEBHOOK_DEFAULT_MAX_BODY_BYTES,
+  WEBHOOK_MAX_RESPOND_SECONDS,
   WEBHOOK_MAX_BODY_BYTES_CEILING,
   WEBHOOK_MIN_BODY_BYTES,
   type DeliveryRecord,
@@ -17,7 +18,11 @@ import { table } from '../format.js';
 import { freshEvent, processedDelivery } from '../webhook-send.js';
 import { registerDeliveryCommands } from './webhook-deliveries.js';
 import { addListCommand, addNamedCommand } from '../named-commands.js';
-import { givenOnly } from '../options.js';
+import { givenOnly, wholeNumber } from '../options.js';
+
+/** What `--respond-within` does. */
+const RESPOND_HELP =
+  'answer each delivery with the output of the execution it starts (its status and body) once it ends within so many seconds, else 202';
 
 /** `--max-body-bytes`: a size (parseBytes), within the daemon's bounds. */
 export function parseBodyBytes(value: string): number {
@@ -58,6 +63,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
       `the largest body a delivery may have: bytes, or KiB/MiB (default ${WEBHOOK_DEFAULT_MAX_BODY_BYTES / 1024 / 1024}MiB, at most 25MiB); a larger one is answered 413 and logged`,
       parseBodyBytes,
     )
+    .option('--respond-within <seconds>', RESPOND_HELP, wholeNumber(1, WEBHOOK_MAX_RESPOND_SECONDS))
     .addHelpText(
       'after',
       '\nExamples:\n  $ wfx webhooks create --name github --provider GITHUB --secret "$GITHUB_WEBHOOK_SECRET"\n  $ wfx webhooks create --name stripe --provider STRIPE --per-environment',
@@ -82,6 +88,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
           eventIdHeader: opts.eventIdHeader,
           eventIdPath: opts.eventIdPath,
           maxBodyBytes: opts.maxBodyBytes,
+          respondWithin: opts.respondWithin,
         }),
       } as RegisterWebhookBody);
       if (globals(cmd).json) return printJson(ctx, res);
@@ -94,17 +101,41 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .command('update')
     .description("change a registration's limits; its endpoints and secrets stay")
     .argument('<name>')
-    .requiredOption(
+    .option(
       '--max-body-bytes <size>',
       'the largest body a delivery may have: bytes, or KiB/MiB (at most 25MiB)',
       parseBodyBytes,
     )
-    .addHelpText('after', '\nExample:\n  $ wfx webhooks update github --max-body-bytes 5MiB')
-    .action(async (name: string, opts: { maxBodyBytes: number }, cmd: Command) => {
-      const res = await (await clientFor(ctx, cmd)).webhooks.update(name, { maxBodyBytes: opts.maxBodyBytes });
-      if (globals(cmd).json) return printJson(ctx, res);
-      ctx.stdout.write(`${res.name}: bodies up to ${res.maxBodyBytes} bytes\n`);
-    });
+    .option('--respond-within <seconds>', RESPOND_HELP, wholeNumber(1, WEBHOOK_MAX_RESPOND_SECONDS))
+    .option('--respond-at-once', 'answer each delivery at once again (200 {received: true})')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ wfx webhooks update github --max-body-bytes 5MiB\n  $ wfx webhooks update signup-form --respond-within 10',
+    )
+    .action(
+      async (
+        name: string,
+        opts: { maxBodyBytes?: number; respondWithin?: number; respondAtOnce?: boolean },
+        cmd: Command,
+      ) => {
+        if (opts.maxBodyBytes === undefined && opts.respondWithin === undefined && opts.respondAtOnce !== true)
+          throw new WfxError(
+            'USAGE_ERROR',
+            'say what to change: --max-body-bytes, --respond-within or --respond-at-once',
+          );
+        const res = await (
+          await clientFor(ctx, cmd)
+        ).webhooks.update(name, {
+          ...(opts.maxBodyBytes !== undefined && { maxBodyBytes: opts.maxBodyBytes }),
+          ...(opts.respondWithin !== undefined && { respondWithin: opts.respondWithin }),
+          ...(opts.respondAtOnce === true && { respondWithin: null }),
+        });
+        if (globals(cmd).json) return printJson(ctx, res);
+        const answer =
+          res.respondWithin === undefined ? 'answered at once' : `answered by the flow within ${res.respondWithin} s`;
+        ctx.stdout.write(`${res.name}: bodies up to ${res.maxBodyBytes} bytes, deliveries ${answer}\n`);
+      },
+    );
 
   addListCommand(webhooks, ctx, {
     description: 'webhook registrations and their endpoint URLs (no secrets)',

@@ -290,6 +290,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       catalogue,
       receiver: options.webhooks,
       hub,
+      engine: options.engine,
       heartbeatSeconds: options.heartbeatSeconds,
       now: options.now,
     });

@@ -30,6 +30,7 @@ export function exportProject(state: WfxState, organization: string, environment
     authType: w.authType,
     ...(w.custom ?? {}),
     ...(w.maxBodyBytes !== undefined && { maxBodyBytes: w.maxBodyBytes }),
+    ...(w.respondWithin !== undefined && { respondWithin: w.respondWithin }),
     ...secretOf(w.fromSecret),
   }));
   const emailConnections = own(state.emailConnections).map((c) => ({

@@ -71,6 +71,7 @@ export function planWebhooks(plan: PlanBuilder): void {
       authType,
       custom,
       maxBodyBytes: w.maxBodyBytes ?? WEBHOOK_DEFAULT_MAX_BODY_BYTES,
+      respondWithin: w.respondWithin,
     };
     if (!existing) {
       const endpoints: WebhookEndpoint[] = envs.map((environment) => ({
@@ -97,7 +98,14 @@ export function planWebhooks(plan: PlanBuilder): void {
       continue;
     }
     const was = { ...existing, maxBodyBytes: existing.maxBodyBytes ?? WEBHOOK_DEFAULT_MAX_BODY_BYTES };
-    const details = differences(was, scheme, ['provider', 'environmentMode', 'authType', 'custom', 'maxBodyBytes']);
+    const details = differences(was, scheme, [
+      'provider',
+      'environmentMode',
+      'authType',
+      'custom',
+      'maxBodyBytes',
+      'respondWithin',
+    ]);
     let endpoints = existing.endpoints;
     if (environmentMode !== existing.environmentMode) {
       endpoints = envs.map((environment) => ({ environment, token: newToken(), secrets: seal(environment) }));
@@ -128,7 +136,7 @@ export function planWebhooks(plan: PlanBuilder): void {
       continue;
     }
     const fromSecret = authType === 'NONE' ? undefined : (credential?.from ?? existing.fromSecret);
-    const { fromSecret: _was, maxBodyBytes: _max, ...rest } = existing;
+    const { fromSecret: _was, maxBodyBytes: _max, respondWithin: _answer, ...rest } = existing;
     const webhook: WebhookRegistration = defined({
       ...rest,
       ...scheme,

@@ -79,6 +79,8 @@ export interface WebhookRegistration {
   readonly custom: import('../../shared/webhooks/providers.js').CustomScheme | null;
   /** The largest body a delivery may have; absent: WEBHOOK_DEFAULT_MAX_BODY_BYTES. */
   readonly maxBodyBytes?: number;
+  /** Seconds a delivery's caller waits for the started execution's answer (api/routes/webhook-receive.ts); absent: answered at once. */
+  readonly respondWithin?: number;
   endpoints: WebhookEndpoint[];
   /** Where its credential came from, when a deploy named it (absent: given over the API). */
   readonly fromSecret?: FromSecret;

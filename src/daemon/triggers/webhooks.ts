@@ -276,6 +276,11 @@ export class WebhookReceiver extends EventEmitter {
     return record;
   }
 
+  /** The record of delivery `deliveryId` of `webhookId` once it is processed, else undefined. */
+  processedRecord(webhookId: string, deliveryId: string): DeliveryRecord | undefined {
+    return this.store.state.webhookDeliveries[webhookId]?.find((r) => r.deliveryId === deliveryId);
+  }
+
   /** Processes every delivery received but not processed (after a restart). */
   async recover(): Promise<void> {
     for (const id of Object.keys(this.store.state.pendingDeliveries)) await this.process(id);

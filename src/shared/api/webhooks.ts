@@ -30,6 +30,17 @@ const MaxBodyBytes = Type.Integer({
   description: `the largest body a delivery may have, in bytes; a larger one is answered 413 and logged, never kept (default ${WEBHOOK_DEFAULT_MAX_BODY_BYTES})`,
 });
 
+/** The longest a registration may keep a delivery's caller waiting for its execution's answer (`respondWithin`), in seconds. */
+export const WEBHOOK_MAX_RESPOND_SECONDS = 120;
+
+/** Seconds a delivery's caller waits for the execution it starts to answer (see RegisterWebhookBody). */
+const RespondWithin = Type.Integer({
+  minimum: 1,
+  maximum: WEBHOOK_MAX_RESPOND_SECONDS,
+  description:
+    "answer the caller with the started execution's output (its `status` and `body`, else the output itself) once it ends within so many seconds; else 202 {received: true}",
+});
+
 /** Path parameters of /admin/webhooks/{name}. */
 export const WebhookParams = Type.Object({ name: Name });
 export type WebhookParams = Static<typeof WebhookParams>;
@@ -56,13 +67,18 @@ export const RegisterWebhookBody = Type.Object(
     eventIdHeader: Type.Optional(Type.String({ maxLength: 100 })),
     eventIdPath: Type.Optional(Type.String({ maxLength: 200 })),
     maxBodyBytes: Type.Optional(MaxBodyBytes),
+    respondWithin: Type.Optional(RespondWithin),
   },
   { additionalProperties: false },
 );
 export type RegisterWebhookBody = Static<typeof RegisterWebhookBody>;
 
 /** Body of PATCH /admin/webhooks/{name}: what may change without a new endpoint or secret. */
-export const UpdateWebhookBody = PatchBody({ maxBodyBytes: Type.Optional(MaxBodyBytes) });
+export const UpdateWebhookBody = PatchBody({
+  maxBodyBytes: Type.Optional(MaxBodyBytes),
+  /** null: answer at once again. */
+  respondWithin: Type.Optional(Type.Unsafe<number | null>({ ...RespondWithin, type: ['integer', 'null'] })),
+});
 export type UpdateWebhookBody = Static<typeof UpdateWebhookBody>;
 
 /** Body of POST /admin/webhooks/{name}/rotate. */
@@ -98,6 +114,8 @@ export interface WebhookView extends CatalogueEntryView {
   readonly custom?: CustomScheme;
   /** The largest body a delivery may have, in bytes. */
   readonly maxBodyBytes: number;
+  /** Seconds a delivery's caller waits for the execution's answer; absent: answered at once. */
+  readonly respondWithin?: number;
   /** `secrets`: how many signing secrets the endpoint accepts now. */
   readonly endpoints: ReadonlyArray<{
     readonly environment: EndpointEnvironment;

@@ -43,7 +43,7 @@ export function endedAnswer(inst: Execution): Started {
 }
 
 /**
- * Waits up to `seconds` for execution `inst` to end: the ended execution, or null when the wait
+ * Waits up to `seconds` for execution `id` to end: the ended execution, or null when the wait
  * passed, `request`'s client went away, or the daemon stopped first.
  */
 export async function untilEnded(
@@ -51,10 +51,9 @@ export async function untilEnded(
   hub: StreamHub,
   caller: OrganizationScope,
   request: FastifyRequest,
-  inst: Execution,
+  id: string,
   seconds: number,
 ): Promise<Execution | null> {
-  const id = inst.processInstanceId;
   const gone = new AbortController();
   const onClose = () => gone.abort();
   request.raw.once('close', onClose);
@@ -105,7 +104,7 @@ export function startRoutes(fastify: FastifyInstance, engine: Engine, hub: Strea
           handOverTo(request),
         );
         if (query.wait === undefined) return startedAnswer(inst);
-        const ended = await untilEnded(engine, hub, caller, request, inst, query.wait);
+        const ended = await untilEnded(engine, hub, caller, request, inst.processInstanceId, query.wait);
         if (ended !== null) return endedAnswer(ended);
         void reply.code(202);
         return startedAnswer(engine.executions.get(inst.processInstanceId) ?? inst);

@@ -14,10 +14,15 @@ import { ReceiveParams } from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
 import { normalizePayload } from '../../../shared/webhooks/providers.js';
 import { maxBodyOf, verifyWith, type WebhookReceiver } from '../../triggers/webhooks.js';
+import type { Engine } from '../../engine/engine.js';
+import type { StreamHub } from '../streams.js';
+import { answerDelivery } from '../webhook-answer.js';
 
 export interface WebhookReceiveDeps {
   readonly receiver: WebhookReceiver;
   readonly now?: () => Date;
+  /** What a registration with `respondWithin` waits on for its execution's answer (absent: every delivery is answered at once). */
+  readonly answers?: { readonly engine: Engine; readonly hub: StreamHub };
 }
 
 /** A Slack `url_verification` body is a token, a challenge and a type: one larger is not read as one. */
@@ -98,7 +103,7 @@ export function webhookReceiveRoute(fastify: FastifyInstance, deps: WebhookRecei
           "Receive a provider's delivery: 200 {received: true, deliveryId} once verified and journaled (or refused and logged); processed after. 413 over the registration's maxBodyBytes",
         params: ReceiveParams,
       },
-      handler: async (request) => {
+      handler: async (request, reply) => {
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         const endpoint = receiver.endpointOf(request.params.token);
         if (!endpoint) throw new WfxError('NOT_FOUND', 'no webhook endpoint has this token');
@@ -117,7 +122,11 @@ export function webhookReceiveRoute(fastify: FastifyInstance, deps: WebhookRecei
         }
         // The delivery's id lets a sender (wfx webhooks send) look up what it did in the log.
         const deliveryId = await receiver.receive(request.params.token, request.headers, body);
-        return { received: true, deliveryId };
+        const within = endpoint.webhook.respondWithin;
+        if (within === undefined || deliveryId === null || deps.answers === undefined)
+          return { received: true, deliveryId };
+        const answers = { receiver, ...deps.answers };
+        return answerDelivery(answers, request, reply, endpoint.webhook.webhookId, deliveryId, within);
       },
     });
   });

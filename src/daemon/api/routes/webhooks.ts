@@ -29,6 +29,7 @@ import type { WfxRecord } from '../../state/records.js';
 import { webhookSecretContext } from '../../state/secret-fields.js';
 import { type WebhookEndpoint, type WebhookRegistration, type WfxState } from '../../state/state.js';
 import type { DurableStore } from '../../store/store.js';
+import type { Engine } from '../../engine/engine.js';
 import { liveSecrets, maxBodyOf, schemeOf, type WebhookReceiver } from '../../triggers/webhooks.js';
 import { webhookReceiveRoute } from './webhook-receive.js';
 import { webhookDeliveryRoutes } from './webhook-deliveries.js';
@@ -46,6 +47,8 @@ export interface WebhookRouteDeps {
   readonly receiver: WebhookReceiver;
   /** Open event streams, ended at a graceful stop. */
   readonly hub: StreamHub;
+  /** The engine a registration with `respondWithin` reads its execution's answer from. */
+  readonly engine: Engine;
   readonly heartbeatSeconds?: number;
   readonly now?: () => Date;
 }
@@ -67,6 +70,7 @@ function view(w: WebhookRegistration, baseUrl: string): WebhookView {
     authType: w.authType,
     ...(w.custom && { custom: w.custom }),
     maxBodyBytes: maxBodyOf(w),
+    ...(w.respondWithin !== undefined && { respondWithin: w.respondWithin }),
     endpoints: w.endpoints.map((e) => ({
       environment: e.environment,
       url: `${baseUrl}/webhook/receive/${e.token}`,
@@ -95,7 +99,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
     return w;
   };
 
-  webhookReceiveRoute(fastify, { receiver, now });
+  webhookReceiveRoute(fastify, { receiver, now, answers: { engine: deps.engine, hub: deps.hub } });
 
   app.post('/admin/webhooks', {
     config: admin,
@@ -138,6 +142,7 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
         authType: b.authType as WebhookRegistration['authType'],
         custom,
         ...(b.maxBodyBytes !== undefined && { maxBodyBytes: b.maxBodyBytes }),
+        ...(b.respondWithin !== undefined && { respondWithin: b.respondWithin }),
         endpoints,
         createdAt: at,
         updatedAt: at,
@@ -180,13 +185,21 @@ export function webhookRoutes(fastify: FastifyInstance, deps: WebhookRouteDeps):
     config: admin,
     schema: namedEntrySchema(
       ['webhooks'],
-      "Change a registration's limits (maxBodyBytes); its endpoints and secrets stay",
+      "Change a registration's limits (maxBodyBytes) and answer (respondWithin); its endpoints and secrets stay",
       WebhookParams,
       { body: UpdateWebhookBody },
     ),
     handler: async (request) => {
       const w = find(request.caller!, request.params.name, request.query.organization);
-      const webhook: WebhookRegistration = { ...w, ...request.body, updatedAt: now().toISOString() };
+      const { respondWithin, ...changes } = request.body;
+      const { respondWithin: _was, ...kept } = w;
+      const answer = respondWithin === undefined ? w.respondWithin : (respondWithin ?? undefined);
+      const webhook: WebhookRegistration = {
+        ...kept,
+        ...changes,
+        ...(answer !== undefined && { respondWithin: answer }),
+        updatedAt: now().toISOString(),
+      };
       await catalogue.saveWebhook(webhook);
       return view(webhook, baseUrlOf(request));
     },

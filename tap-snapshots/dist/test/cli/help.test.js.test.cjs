@@ -1957,6 +1957,9 @@ Options:
   --max-body-bytes <size>     the largest body a delivery may have: bytes, or
                               KiB/MiB (default 1MiB, at most 25MiB); a larger
                               one is answered 413 and logged
+  --respond-within <seconds>  answer each delivery with the output of the
+                              execution it starts (its status and body) once it
+                              ends within so many seconds, else 202
   -h, --help                  display help for command
 
 Examples:
@@ -2093,12 +2096,18 @@ Usage: wfx webhooks update [options] <name>
 change a registration's limits; its endpoints and secrets stay
 
 Options:
-  --max-body-bytes <size>  the largest body a delivery may have: bytes, or
-                           KiB/MiB (at most 25MiB)
-  -h, --help               display help for command
+  --max-body-bytes <size>     the largest body a delivery may have: bytes, or
+                              KiB/MiB (at most 25MiB)
+  --respond-within <seconds>  answer each delivery with the output of the
+                              execution it starts (its status and body) once it
+                              ends within so many seconds, else 202
+  --respond-at-once           answer each delivery at once again (200 {received:
+                              true})
+  -h, --help                  display help for command
 
-Example:
+Examples:
   $ wfx webhooks update github --max-body-bytes 5MiB
+  $ wfx webhooks update signup-form --respond-within 10
 
 `
 
