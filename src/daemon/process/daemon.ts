@@ -207,6 +207,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
       store,
       engine,
       files,
+      pacer: webhooks.pacer,
       onError: (err, what) => logger.warn({ err }, `email trigger: ${what} failed`),
     });
     cleanup.unshift(() => email.close());

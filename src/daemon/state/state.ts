@@ -151,6 +151,12 @@ export interface WfxState {
    * restart neither repeats a fire nor loses one.
    */
   scheduleFires: Record<string, ScheduleFires>;
+  /**
+   * Starts a webhook or email trigger's `debounce` holds back, by trigger and key value
+   * (triggers/start-pacing.ts): the latest event's start, and when it is due. Written with the
+   * delivery that holds it back, removed with the start it makes: a restart loses none.
+   */
+  debounced: Record<string, DebouncedStart>;
   /** Message-IDs of emails already processed, per connection, oldest first (EMAIL_SEEN_IDS kept): once per Message-ID. */
   emailSeen: Record<string, string[]>;
   /** Model providers (aiTask, callAgent) by providerId. */
@@ -217,6 +223,16 @@ export interface ScheduleFires {
    */
   readonly runs?: readonly string[];
   readonly pending?: readonly string[];
+}
+
+/** A start a trigger's `debounce` holds back (WfxState.debounced). */
+export interface DebouncedStart {
+  readonly organization: string;
+  readonly processId: string;
+  readonly environment: Environment;
+  readonly data: Record<string, unknown>;
+  /** When it starts, unless a later event of the burst moves it on. */
+  readonly due: string;
 }
 
 /** Message-IDs remembered per email connection. */
@@ -295,6 +311,7 @@ export function initialState(): WfxState {
     webhookEventIds: {},
     emailConnections: {},
     scheduleFires: {},
+    debounced: {},
     emailSeen: {},
     aiProviders: {},
     secretsKey: null,

@@ -1,4 +1,5 @@
 import type { EmailConnectionState, EmailHealth } from '../../shared/api/index.js';
+import { StartPacer } from './start-pacing.js';
 import type { ImapFlow } from 'imapflow';
 import type { AddressObject } from 'mailparser';
 import type { WfxError } from '../../shared/errors.js';
@@ -17,6 +18,8 @@ type EmailTrigger = Extract<Trigger, { type: 'email' }>;
 /** One email trigger of an active flow version in one environment. */
 interface Target extends TriggerSubject {
   readonly trigger: EmailTrigger;
+  /** Its place among its flow version's triggers. */
+  readonly index: number;
 }
 
 /** What GET /admin/triggers shows of this trigger (the wire's type, shared/api). */
@@ -29,6 +32,8 @@ export interface EmailTriggerOptions {
   readonly onError?: (err: unknown, what: string) => void;
   /** Reconnect backoff: first wait and longest wait, in ms (default 1 s and 60 s). */
   readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
+  /** Paces triggers' starts (debounce, throttle): the daemon's, shared with the webhooks. Absent: one of its own. */
+  readonly pacer?: StartPacer;
   /** Polling interval, besides IDLE (default 60 s). */
   readonly pollMs?: number;
   /** Where a message's attachments are kept (`{emailAttachments}`); without it, none are. */
@@ -55,6 +60,10 @@ export class EmailTriggers {
   private readonly store: RecordStore<WfxState, WfxRecord>;
   private readonly engine: Engine;
   private readonly now: () => Date;
+  /** Paces its triggers' starts (EmailTriggerOptions.pacer). */
+  private readonly pacer: StartPacer;
+  /** Whether the pacer is its own (started and closed with it). */
+  private readonly ownPacer: boolean;
   private readonly onError: (err: unknown, what: string) => void;
   private readonly backoff: { readonly initialMs: number; readonly maxMs: number };
   private readonly pollMs: number;
@@ -75,10 +84,14 @@ export class EmailTriggers {
     this.backoff = options.backoff ?? { initialMs: 1000, maxMs: 60_000 };
     this.pollMs = options.pollMs ?? 60_000;
     this.files = options.files;
+    this.ownPacer = options.pacer === undefined;
+    this.pacer =
+      options.pacer ?? new StartPacer({ store: this.store, engine: this.engine, now: this.now, onError: this.onError });
   }
 
   /** Watches every connection an active version's email trigger names, and follows changes. */
   start(): void {
+    if (this.ownPacer) this.pacer.start();
     this.store.onCommit((records) => {
       const relevant = records.some(
         (r) =>
@@ -102,6 +115,7 @@ export class EmailTriggers {
     this.closed = true;
     await Promise.all([...this.watches.values()].map((w) => w.stop()));
     this.watches.clear();
+    if (this.ownPacer) await this.pacer.close();
   }
 
   /** Every email trigger's health. */
@@ -141,7 +155,7 @@ export class EmailTriggers {
   private targets(): Array<{ target: Target; connection: EmailConnection | undefined }> {
     const state = this.store.state;
     return activeTriggers(state, 'email').map((a) => ({
-      target: { ...subjectOf(a), trigger: a.trigger },
+      target: { ...subjectOf(a), trigger: a.trigger, index: a.index },
       connection: Object.values(state.emailConnections).find(
         (c) => c.organization === a.flow.organization && c.name === a.trigger.connection,
       ),
@@ -236,12 +250,21 @@ export class EmailTriggers {
         triggerType: 'email',
         emailAttachments: stored.map((f) => ({ fileId: f.fileId, name: f.name, mimeType: f.mimeType, bytes: f.bytes })),
       };
-      const requests: StartRequest[] = targets.map(({ target }) => ({
-        organization: target.organization,
-        processId: target.processId,
-        environment: target.environment,
-        data: structuredClone(data),
-      }));
+      // A trigger's debounce holds its start back, its throttle drops what is over its rate (start-pacing.ts).
+      const paced = this.pacer.pace(
+        targets.map(({ target }) => ({
+          req: {
+            organization: target.organization,
+            processId: target.processId,
+            environment: target.environment,
+            data: structuredClone(data),
+          },
+          pacing: target.trigger,
+          trigger: `${target.processId}|${target.environment}|${target.index}`,
+        })),
+        this.now(),
+      );
+      const requests = paced.start;
       let refusals: ReadonlyArray<{ readonly req: StartRequest; readonly error: WfxError }> = [];
       const started = await this.engine.startBatch(requests, (_started, refused) => {
         refusals = refused;
@@ -249,14 +272,16 @@ export class EmailTriggers {
         return [
           ...stored.map((file): WfxRecord => ({ type: 'file.stored', file })),
           { type: 'email.processed', connectionId: connection.connectionId, messageId },
+          ...paced.records,
         ];
       });
+      this.pacer.held(paced.records);
       // A start the engine refused (its data, its flow gone) is said, never dropped unseen: in the
       // daemon log, and in the trigger's health until a later email starts its flow.
       const at = this.now().toISOString();
       for (const r of refusals) {
         this.onError(r.error, `starting ${r.req.processId} for mail ${messageId}`);
-        const target = targets[requests.indexOf(r.req)]!.target;
+        const target = targets.find((x) => x.target.processId === r.req.processId)!.target;
         this.refused.set(fireKey(target), `${at}: mail ${messageId} not started: ${r.error.code}: ${r.error.message}`);
       }
       for (const inst of started) {

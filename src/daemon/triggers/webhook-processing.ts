@@ -25,6 +25,8 @@ import type { DurableStore } from '../store/store.js';
 import { bodySummary, clipText, RECORD_REASON_MAX, sha256Of } from './webhook-body.js';
 import { bodyHashOf, eventOf, rememberUntil, schemeOf, verifyWith } from './webhook-delivery.js';
 import { keepDelivery } from './webhook-kept.js';
+import type { StartPacer } from './start-pacing.js';
+import type { Trigger } from '../../shared/flow/types.js';
 import { sharedEnvironmentOf, subscribesIn, wayOut } from './webhook-route.js';
 
 /** What the processing is given by the receiver (WebhookReceiverOptions, resolved). */
@@ -39,6 +41,9 @@ export interface DeliveryProcessorOptions {
   readonly replayWindowMs: number;
   readonly onWarn: (message: string) => void;
   readonly sharedFallback: Environment | undefined;
+  /** Paces the starts of triggers with a debounce or a throttle (start-pacing.ts). */
+  readonly pacer: StartPacer;
+  readonly now: () => Date;
   /** Told each delivery's outcome once it is durable (the receiver's `processed` event). */
   readonly onProcessed: (webhookId: string, record: DeliveryRecord | null) => void;
 }
@@ -190,15 +195,15 @@ export class DeliveryProcessor {
       webhookEventTimestamp: verdict.timestamp,
     };
     const orgFlows = Object.values(state.flows).filter((flow) => flow.organization === w.organization);
-    const targets = orgFlows.filter((flow) => {
+    const matches = (tr: Trigger): tr is Extract<Trigger, { type: 'webhook' }> =>
+      tr.type === 'webhook' &&
+      tr.webhook === w.name &&
+      (tr.eventType === undefined || tr.eventType === '' || tr.eventType === eventType);
+    const targets = orgFlows.flatMap((flow) => {
       const active = flow.active[envOf(flow)];
       const triggers = active === undefined ? [] : (flow.versions[active]?.definition.triggers ?? []);
-      return triggers.some(
-        (tr) =>
-          tr.type === 'webhook' &&
-          tr.webhook === w.name &&
-          (tr.eventType === undefined || tr.eventType === '' || tr.eventType === eventType),
-      );
+      const index = triggers.findIndex(matches);
+      return index < 0 ? [] : [{ flow, index, trigger: triggers[index] as Extract<Trigger, { type: 'webhook' }> }];
     });
     const runs = !shared
       ? d.environment
@@ -218,30 +223,42 @@ export class DeliveryProcessor {
         : null;
     let record: DeliveryRecord | null = null;
     let refusedWhy: string | null = null;
-    await this.options.engine.startBatch(
-      targets.map((flow) => ({
-        organization: w.organization,
-        processId: flow.processId,
-        environment: envOf(flow),
-        data: variables,
-        // Kept with the delivery, so a delivery processed after a restart still continues it.
-        traceparent: d.headers.traceparent,
+    // A trigger's debounce holds its start back, its throttle drops what is over its rate (start-pacing.ts).
+    const paced = this.options.pacer.pace(
+      targets.map(({ flow, index, trigger }) => ({
+        req: {
+          organization: w.organization,
+          processId: flow.processId,
+          environment: envOf(flow),
+          data: variables,
+          // Kept with the delivery, so a delivery processed after a restart still continues it.
+          traceparent: d.headers.traceparent,
+        },
+        pacing: trigger,
+        trigger: `${flow.processId}|${envOf(flow)}|${index}`,
       })),
-      (started, refused) => {
-        // A start the engine refused is recorded with the delivery, never dropped unseen.
-        refusedWhy =
-          refused.length === 0
-            ? null
-            : refused.map((r) => `${r.req.processId} not started: ${r.error.code}: ${r.error.message}`).join('; ');
-        record = {
-          ...fields,
-          ...(kept && { kept }),
-          reason: clipText(refusedWhy ?? reason, RECORD_REASON_MAX),
-          startedInstanceIds: started.map((i) => i.processInstanceId),
-        };
-        return [{ type: 'webhook.processed', webhookId: w.webhookId, record, until }];
-      },
+      this.options.now(),
     );
+    const pacing = [
+      ...(paced.debounced > 0 ? [`${paced.debounced} start${paced.debounced === 1 ? '' : 's'} debounced`] : []),
+      ...(paced.throttled > 0 ? [`${paced.throttled} dropped by a throttle`] : []),
+    ].join('; ');
+    await this.options.engine.startBatch(paced.start, (started, refused) => {
+      // A start the engine refused is recorded with the delivery, never dropped unseen.
+      refusedWhy =
+        refused.length === 0
+          ? null
+          : refused.map((r) => `${r.req.processId} not started: ${r.error.code}: ${r.error.message}`).join('; ');
+      const why = refusedWhy ?? (pacing === '' ? reason : [reason, pacing].filter((x) => x !== null).join('; '));
+      record = {
+        ...fields,
+        ...(kept && { kept }),
+        reason: clipText(why, RECORD_REASON_MAX),
+        startedInstanceIds: started.map((i) => i.processInstanceId),
+      };
+      return [{ type: 'webhook.processed', webhookId: w.webhookId, record, until }, ...paced.records];
+    });
+    this.options.pacer.held(paced.records);
     if (refusedWhy !== null) this.options.onRefused(`delivery ${d.deliveryId} to ${w.name}: ${refusedWhy as string}`);
     this.options.onProcessed(w.webhookId, record);
   }

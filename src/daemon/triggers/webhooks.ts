@@ -31,6 +31,7 @@ import {
 } from './webhook-delivery.js';
 import { RefusalLog } from './webhook-refusals.js';
 import { readKept } from './webhook-kept.js';
+import { StartPacer } from './start-pacing.js';
 import { DeliveryProcessor } from './webhook-processing.js';
 import { WfxError } from '../../shared/errors.js';
 
@@ -53,6 +54,8 @@ export interface WebhookReceiverOptions {
   readonly refusalsIntervalMs?: number;
   /** The environment a SHARED endpoint runs for a flow whose PRODUCTION version does not subscribe (`wfx dev`: DEVELOPMENT); none: PRODUCTION only. */
   readonly sharedFallback?: Environment;
+  /** Paces triggers' starts (debounce, throttle); the daemon shares one with the email triggers. Absent: one of its own. */
+  readonly pacer?: StartPacer;
 }
 
 /**
@@ -83,6 +86,9 @@ export class WebhookReceiver extends EventEmitter {
   /** The processing of the deliveries journaled, which holds their ids until it is done. */
   private readonly processor: DeliveryProcessor;
 
+  /** The pacer of its triggers' starts (WebhookReceiverOptions.pacer): its held starts armed by `recover`. */
+  readonly pacer: StartPacer;
+
   constructor(options: WebhookReceiverOptions) {
     super();
     this.store = options.store;
@@ -102,6 +108,10 @@ export class WebhookReceiver extends EventEmitter {
       replayWindowMs: options.replayWindowMs ?? DEFAULT_REPLAY_WINDOW_MS,
       onWarn: options.onWarn ?? (() => undefined),
       sharedFallback: options.sharedFallback,
+      pacer: (this.pacer =
+        options.pacer ??
+        new StartPacer({ store: this.store, engine: options.engine, now: this.now, onError: this.onError })),
+      now: this.now,
       onProcessed: (webhookId, record) => this.emit('processed', { webhookId, record }),
     });
     this.refusals = new RefusalLog({
@@ -226,8 +236,9 @@ export class WebhookReceiver extends EventEmitter {
   }
 
   /** Writes the refused deliveries kept in memory; call once no more deliveries arrive. */
-  close(): Promise<void> {
-    return this.refusals.close();
+  async close(): Promise<void> {
+    await this.pacer.close();
+    await this.refusals.close();
   }
 
   /**
@@ -283,6 +294,7 @@ export class WebhookReceiver extends EventEmitter {
 
   /** Processes every delivery received but not processed (after a restart). */
   async recover(): Promise<void> {
+    this.pacer.start();
     for (const id of Object.keys(this.store.state.pendingDeliveries)) await this.process(id);
   }
 

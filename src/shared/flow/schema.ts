@@ -15,6 +15,7 @@ import {
   type Schema,
 } from './schema-parts.js';
 import { WORK_NODE_PROPERTIES } from './work-node-schemas.js';
+import { TRIGGERS } from './trigger-schemas.js';
 
 /**
  * The JSON Schema of flow files (draft-07, which editors' YAML and JSON language servers
@@ -229,77 +230,6 @@ function gatewayProperties(): Schema {
 
 /** Node types the engine runs, in the schema's order. */
 export const NODE_TYPES = Object.keys(NODE_PROPERTIES) as NodeType[];
-
-const TRIGGERS: Schema[] = [
-  {
-    type: 'object',
-    required: ['type', 'webhook'],
-    additionalProperties: false,
-    properties: { type: { const: 'webhook' }, webhook: { type: 'string' }, eventType: { type: 'string' } },
-  },
-  {
-    type: 'object',
-    required: ['type', 'cron'],
-    additionalProperties: false,
-    properties: {
-      type: { const: 'schedule' },
-      cron: { type: 'string' },
-      timezone: { type: 'string' },
-      missedRuns: { enum: ['skip', 'last', 'all'] },
-      overlap: {
-        enum: ['skip', 'buffer-one', 'allow', 'cancel-other'],
-        description:
-          'while an execution an earlier fire started runs: skip the fire, keep one to start after it, start anyway (default), or cancel the running one',
-      },
-    },
-  },
-  {
-    type: 'object',
-    required: ['type', 'connection'],
-    additionalProperties: false,
-    properties: {
-      type: { const: 'email' },
-      connection: { type: 'string' },
-      filters: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          subjectContains: { type: 'string' },
-          senderMatches: { type: 'string' },
-          bodyContains: { type: 'string' },
-        },
-      },
-    },
-  },
-  {
-    type: 'object',
-    required: ['type', 'states'],
-    additionalProperties: false,
-    description:
-      'starts the flow when a top-level execution of processId (default: any other flow of the organization) ends in one of states',
-    properties: {
-      type: { const: 'execution' },
-      processId: {
-        type: 'string',
-        description: 'the flow whose executions are watched (default: every flow of the organization but this one)',
-        pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
-      },
-      states: {
-        type: 'array',
-        minItems: 1,
-        uniqueItems: true,
-        items: { enum: ['COMPLETED', 'FAILED', 'CANCELLED'] },
-      },
-    },
-  },
-  {
-    type: 'object',
-    required: ['type'],
-    additionalProperties: false,
-    description: 'documentary: the flow is started by hand or over the API',
-    properties: { type: { const: 'on-demand' }, description: { type: 'string' } },
-  },
-];
 
 /**
  * The JSON Schema of a flow file. Pure; a new object each call. With `bodies: 'unchecked'` a

@@ -252,7 +252,7 @@ export type FlowNode = NodeByType[NodeType];
 export type ExecutionEndState = 'COMPLETED' | 'FAILED' | 'CANCELLED';
 
 export type Trigger =
-  | { readonly type: 'webhook'; readonly webhook: string; readonly eventType?: string }
+  | ({ readonly type: 'webhook'; readonly webhook: string; readonly eventType?: string } & StartPacing)
   | {
       readonly type: 'schedule';
       readonly cron: string;
@@ -261,7 +261,7 @@ export type Trigger =
       /** What a fire does while an execution an earlier fire started still runs (default `allow`). */
       readonly overlap?: ScheduleOverlap;
     }
-  | {
+  | ({
       readonly type: 'email';
       readonly connection: string;
       readonly filters?: {
@@ -269,7 +269,7 @@ export type Trigger =
         readonly senderMatches?: string;
         readonly bodyContains?: string;
       };
-    }
+    } & StartPacing)
   /**
    * Starts the flow when a top-level execution of `processId` (absent: any other flow of the
    * organization) ends in one of `states`.
@@ -281,6 +281,18 @@ export type Trigger =
     }
   /** Documentary: the flow is meant to be started by hand or over the API (nothing fires it). */
   | { readonly type: 'on-demand'; readonly description?: string };
+
+/**
+ * How a webhook or email trigger paces its starts (triggers/start-pacing.ts): `debounce` makes a
+ * burst one start, `debounce` after the last event of the burst, with the last one's data (per
+ * value of `debounceKey`, a template over the start's variables); `throttle` (`N/s`, `N/m`,
+ * `N/h`) starts at most N a period and drops the rest.
+ */
+export interface StartPacing {
+  readonly debounce?: string;
+  readonly debounceKey?: string;
+  readonly throttle?: string;
+}
 
 /** What a schedule's fire does while an execution it started earlier still runs. */
 export type ScheduleOverlap = 'skip' | 'buffer-one' | 'allow' | 'cancel-other';

@@ -46,6 +46,7 @@ const OVERLAID = [
   'webhookRefused',
   'webhookEventIds',
   'scheduleFires',
+  'debounced',
   'emailSeen',
   'memory',
   'files',
@@ -60,6 +61,7 @@ type Overlaid = (typeof OVERLAID)[number];
  */
 const SHALLOW: ReadonlySet<Overlaid> = new Set([
   'treeCreated',
+  'debounced',
   'subscriptions',
   'messages',
   'messageIds',

@@ -10,6 +10,7 @@ import {
   type DeliveryRecord,
   type EmailConnection,
   type PendingDelivery,
+  type DebouncedStart,
   type ScheduleFires,
   type WebhookRegistration,
   type Writable,
@@ -61,6 +62,10 @@ export type TriggerRecord =
       readonly runs: readonly string[];
       readonly pending: readonly string[];
     }
+  /** A trigger's debounce holds a start back until `start.due` (triggers/start-pacing.ts); a later one of the same key replaces it. */
+  | { readonly type: 'start.debounced'; readonly key: string; readonly start: DebouncedStart }
+  /** The debounced start of `key` started (its executions are in the same entry), or its flow no longer takes it. */
+  | { readonly type: 'start.undebounced'; readonly key: string }
   /** An email was processed (the executions it started are in the same entry): never again for that Message-ID. */
   | { readonly type: 'email.processed'; readonly connectionId: string; readonly messageId: string }
   | { readonly type: 'emailConnection.saved'; readonly connection: EmailConnection }
@@ -136,6 +141,12 @@ export const triggerHandlers: Handlers<TriggerRecord> = {
     if (r.runs.length > 0) kept.runs = r.runs;
     if (r.pending.length > 0) kept.pending = r.pending;
     state.scheduleFires[r.key] = kept;
+  },
+  'start.debounced': (state, r) => {
+    state.debounced[r.key] = r.start;
+  },
+  'start.undebounced': (state, r) => {
+    delete state.debounced[r.key];
   },
   'email.processed': (state, r) => {
     const ids = (state.emailSeen[r.connectionId] ??= []);
