@@ -28,6 +28,12 @@ t.test('a trigger in words, and why it does not fire', async (t) => {
   };
   t.equal(triggerWords(schedule), 'Schedule 0 2 * * * (Europe/Berlin), missed runs: last');
   t.equal(notFiringReason(schedule), null, 'an active schedule fires');
+  const paused: TriggerHealth = { ...schedule, state: 'disabled', overlap: 'skip', waiting: 2 } as TriggerHealth;
+  t.equal(
+    triggerWords(paused),
+    'Schedule 0 2 * * * (Europe/Berlin), missed runs: last, overlap: skip, 2 fire times waiting',
+  );
+  t.match(notFiringReason(paused), /^Paused: wfx schedules resume/, 'a paused schedule says how to resume it');
   const gone: TriggerHealth = {
     ...subject,
     ...base,

@@ -87,7 +87,9 @@ export function registerInstances(program: Command, ctx: CliContext): void {
               : i.processInstanceId,
             i.processName,
             i.processVersion,
-            STATE_NAMES[i.stateCd] ?? String(i.stateCd),
+            i.queuePosition === undefined
+              ? (STATE_NAMES[i.stateCd] ?? String(i.stateCd))
+              : `queued #${i.queuePosition}`,
             i.startTime,
             i.childCount > 0 ? String(i.childCount) : '',
             i.correlationKey ?? '',
@@ -106,7 +108,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
       const inst = await client.instances.get(await executionIdOf(client, id));
       if (globals(cmd).json) return printJson(ctx, inst);
       ctx.stdout.write(
-        `${inst.processInstanceId}  ${inst.processName} v${inst.processVersion}  ${STATE_NAMES[inst.stateCd]}\n` +
+        `${inst.processInstanceId}  ${inst.processName} v${inst.processVersion}  ${inst.queuePosition === undefined ? STATE_NAMES[inst.stateCd] : `queued #${inst.queuePosition} (the flow's concurrency limit)`}\n` +
           `started ${inst.startTime}${inst.endTime ? `, ended ${inst.endTime}` : ''}${inst.correlationKey ? `, correlation key ${inst.correlationKey}` : ''}\n` +
           `console: ${client.instances.consoleUrl(inst.processInstanceId)}\n` +
           (inst.parentInstanceId

@@ -6,7 +6,7 @@ import type { TriggerHealth } from '../../shared/api/triggers.js';
 export function triggerWords(t: TriggerHealth): string {
   switch (t.type) {
     case 'schedule':
-      return `Schedule ${t.cron}${t.timezone !== 'UTC' ? ` (${t.timezone})` : ''}, missed runs: ${t.missedRuns}`;
+      return `Schedule ${t.cron}${t.timezone !== 'UTC' ? ` (${t.timezone})` : ''}, missed runs: ${t.missedRuns}${t.overlap !== 'allow' ? `, overlap: ${t.overlap}` : ''}${t.waiting > 0 ? `, ${t.waiting} fire time${t.waiting === 1 ? '' : 's'} waiting` : ''}`;
     case 'webhook':
       return `Webhook ${t.webhook}`;
     case 'email':
@@ -28,6 +28,8 @@ export const TRIGGER_STATE_CLASS = {
 /** Why a trigger does not fire, when it does not: its last error, or what its state says. */
 export function notFiringReason(t: TriggerHealth): string | null {
   if (t.state === 'active') return t.type === 'on-demand' ? 'Nothing fires it: started by hand or over the API.' : null;
+  if (t.type === 'schedule' && t.state === 'disabled')
+    return 'Paused: wfx schedules resume (or a deploy with schedules: {FLOW: on}) fires it again.';
   return t.lastError ?? (t.state === 'disabled' ? 'Disabled.' : 'Failing.');
 }
 

@@ -138,6 +138,9 @@ export default function ExecutionPage() {
       <div class="page-head">
         <h1>{run.processName}</h1>
         <StateBadge state={run.state} />
+        {run.queuePosition !== undefined && (
+          <span class="muted">{`queued #${run.queuePosition}: waits for a slot of the flow's concurrency limit`}</span>
+        )}
         <a class="button-link compare-link" href={`/compare?a=${encodeURIComponent(run.processInstanceId)}`}>
           Compare with another run
         </a>

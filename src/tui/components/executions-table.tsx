@@ -96,7 +96,8 @@ export function ExecutionsTable(props: {
               cols.flow,
             )}{' '}
             {started(clock(e.startTime))}
-            {fit(duration(e.startTime, e.endTime, now), 7)} {waiting(e.waitingNodeIds.join(','))}
+            {fit(duration(e.startTime, e.endTime, now), 7)}{' '}
+            {waiting(e.queuePosition === undefined ? e.waitingNodeIds.join(',') : `queued #${e.queuePosition}`)}
             {key(e.correlationKey ?? '')}
             {env(e.environment)}
             {shortId(e.processInstanceId, cols.id)}
