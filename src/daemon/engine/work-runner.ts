@@ -152,7 +152,12 @@ export class WorkRunner {
       this.scriptRunner ??= createScriptRunner({ maxJsonDepth: this.options.maxJsonDepth });
       // Whose script it is: the sandbox shares its workers between organizations, then executions.
       const inst = execution(state, order.instanceId);
-      const owner = inst ? { organization: inst.organization, execution: this.rootOf(inst) } : {};
+      const root = inst && this.rootOf(inst);
+      // The tree's priority: its root's start's (children carry none of their own).
+      const priority = root === undefined ? undefined : (execution(state, root)?.priority ?? inst?.priority);
+      const owner = inst
+        ? { organization: inst.organization, execution: root!, ...(priority !== undefined && { priority }) }
+        : {};
       return this.scriptRunner.run({ ...request.run, ...owner }, controller.signal);
     };
     run()

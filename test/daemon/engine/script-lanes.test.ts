@@ -64,3 +64,14 @@ t.test('remove and drain take queued runs out; a lane is dropped once empty and 
   t.equal(lanes.running('A'), 0);
   t.equal(lanes.take(), undefined);
 });
+
+t.test('within an organization, an execution of a higher priority is served first; equals take turns', async (t) => {
+  const lanes = new ScriptLanes<string>();
+  for (const item of ['bulk1', 'bulk2']) lanes.push(item, key('A', 'bulk'));
+  for (const item of ['other1', 'other2']) lanes.push(item, key('A', 'other'));
+  lanes.push('urgent1', { organization: 'A', execution: 'urgent', priority: 5 });
+  lanes.push('urgent2', { organization: 'A', execution: 'urgent', priority: 5 });
+  lanes.push('low1', { organization: 'A', execution: 'low', priority: -1 });
+  t.same(serveOneAtATime(lanes), ['urgent1', 'urgent2', 'bulk1', 'other1', 'bulk2', 'other2', 'low1']);
+  t.equal(lanes.queued, 0);
+});

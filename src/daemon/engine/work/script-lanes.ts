@@ -2,8 +2,9 @@
  * The queue of the script sandbox (script.ts), fair between organizations: one lane per
  * organization, and within it one queue per execution. The next run is taken from the
  * organization that holds the fewest workers (the one served least recently on a tie), and
- * within it from its executions in turn; so an organization that keeps every worker busy cannot
- * keep another's script waiting behind its queue, nor one execution (a parallel loop) another's.
+ * within it from its executions in turn, the highest priority first (a start's `priority`); so an
+ * organization that keeps every worker busy cannot keep another's script waiting behind its
+ * queue, nor one execution (a parallel loop) another's of its priority.
  * A lane exists only while it has runs queued or running.
  */
 
@@ -16,6 +17,8 @@ interface Lane<T> {
   served: number;
   /** Queued runs by execution; the first execution is served next, then moves to the end. */
   readonly executions: Map<string, T[]>;
+  /** The priority of each execution with queued runs that has one (absent: 0). */
+  readonly priorities: Map<string, number>;
   queued: number;
 }
 
@@ -23,6 +26,8 @@ interface Lane<T> {
 export interface LaneKey {
   readonly organization: string;
   readonly execution: string;
+  /** Its execution's priority (higher first within the organization; absent: 0). */
+  readonly priority?: number;
 }
 
 /** Queued and running runs by organization and execution; see the file's comment. */
@@ -42,6 +47,7 @@ export class ScriptLanes<T> {
     const queue = lane.executions.get(key.execution);
     if (queue) queue.push(item);
     else lane.executions.set(key.execution, [item]);
+    if (key.priority !== undefined && key.priority !== 0) lane.priorities.set(key.execution, key.priority);
     lane.queued++;
     this.queuedCount++;
   }
@@ -53,7 +59,10 @@ export class ScriptLanes<T> {
     const i = queue ? queue.indexOf(item) : -1;
     if (!lane || !queue || i < 0) return false;
     queue.splice(i, 1);
-    if (queue.length === 0) lane.executions.delete(key.execution);
+    if (queue.length === 0) {
+      lane.executions.delete(key.execution);
+      lane.priorities.delete(key.execution);
+    }
     lane.queued--;
     this.queuedCount--;
     this.drop(lane);
@@ -72,10 +81,14 @@ export class ScriptLanes<T> {
   take(): { readonly item: T; readonly organization: string } | undefined {
     const lane = this.next();
     if (!lane) return undefined;
-    const [execution, queue] = lane.executions.entries().next().value as [string, T[]];
+    const execution =
+      lane.priorities.size === 0 ? (lane.executions.keys().next().value as string) : firstOfHighest(lane);
+    const queue = lane.executions.get(execution)!;
     const item = queue.shift() as T;
     lane.executions.delete(execution);
-    if (queue.length > 0) lane.executions.set(execution, queue); // its turn again after the others
+    if (queue.length > 0)
+      lane.executions.set(execution, queue); // its turn again after the others
+    else lane.priorities.delete(execution);
     lane.queued--;
     this.queuedCount--;
     lane.running++;
@@ -102,6 +115,7 @@ export class ScriptLanes<T> {
     for (const lane of this.lanes.values()) {
       for (const queue of lane.executions.values()) all.push(...queue);
       lane.executions.clear();
+      lane.priorities.clear();
       lane.queued = 0;
     }
     this.queuedCount = 0;
@@ -122,7 +136,7 @@ export class ScriptLanes<T> {
   private laneOf(organization: string): Lane<T> {
     let lane = this.lanes.get(organization);
     if (!lane) {
-      lane = { organization, running: 0, served: 0, executions: new Map(), queued: 0 };
+      lane = { organization, running: 0, served: 0, executions: new Map(), priorities: new Map(), queued: 0 };
       this.lanes.set(organization, lane);
     }
     return lane;
@@ -131,4 +145,18 @@ export class ScriptLanes<T> {
   private drop(lane: Lane<T>): void {
     if (lane.running === 0 && lane.queued === 0) this.lanes.delete(lane.organization);
   }
+}
+
+/** The execution of `lane` served next: the first, in turn order, of the highest priority. */
+function firstOfHighest<T>(lane: Lane<T>): string {
+  let best: string | undefined;
+  let bestPriority = -Infinity;
+  for (const execution of lane.executions.keys()) {
+    const p = lane.priorities.get(execution) ?? 0;
+    if (p > bestPriority) {
+      best = execution;
+      bestPriority = p;
+    }
+  }
+  return best!;
 }

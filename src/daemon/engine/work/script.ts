@@ -35,6 +35,8 @@ export interface ScriptRun {
   readonly organization?: string;
   /** Within the organization, runs of different executions take turns (default ''). */
   readonly execution?: string;
+  /** Its execution's priority: higher first within the organization (default 0). */
+  readonly priority?: number;
 }
 
 export interface ScriptRunner {
@@ -239,7 +241,11 @@ export function createScriptRunner(options?: {
         ...(options?.maxJsonDepth !== undefined && { maxJsonDepth: options.maxJsonDepth }),
       };
       return new Promise<WorkResult>((resolve) => {
-        const key: LaneKey = { organization: run.organization ?? '', execution: run.execution ?? '' };
+        const key: LaneKey = {
+          organization: run.organization ?? '',
+          execution: run.execution ?? '',
+          ...(run.priority !== undefined && { priority: run.priority }),
+        };
         const job: Job = {
           req,
           key,
