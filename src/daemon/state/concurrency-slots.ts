@@ -37,6 +37,12 @@ export function queuedNode(inst: Execution): NodeInstance | undefined {
   return undefined;
 }
 
+/**
+ * Whether `map` is empty: its first key, not its size, which a step's copy-on-write fork
+ * (draft/cow-map.ts) counts by walking every key (a queue may be long).
+ */
+const isEmpty = (map: ReadonlyMap<unknown, unknown>): boolean => map.keys().next().done === true;
+
 /** The index's key of `inst`'s slot. */
 const slotOf = (inst: Pick<Execution, 'organization' | 'concurrency'>): string =>
   `${inst.organization}\0${inst.concurrency!}`;
@@ -49,6 +55,8 @@ export class ConcurrencySlots extends StateIndex<ConcurrencySlotsHolder> {
     private holding: Map<string, Ids> = new Map(),
     /** By slot: by priority, the executions queued for it, oldest first. */
     private queued: Map<string, Map<number, Ids>> = new Map(),
+    /** By slot: how many hold it (`holding`'s sizes, kept apart: a fork counts a Map's size by walking it). */
+    private counts: Map<string, number> = new Map(),
   ) {
     super(state);
   }
@@ -82,20 +90,29 @@ export class ConcurrencySlots extends StateIndex<ConcurrencySlotsHolder> {
   /** Ends a build: each list in id order, which is start order (a walk's order need not be). */
   built(): ConcurrencySlots {
     const sorted = (ids: Ids): Ids => new Map([...ids.keys()].sort().map((id) => [id, true]));
-    for (const [slot, ids] of this.holding) this.holding.set(slot, sorted(ids));
+    for (const [slot, ids] of this.holding) {
+      this.holding.set(slot, sorted(ids));
+      this.counts.set(slot, ids.size);
+    }
     for (const byPriority of this.queued.values()) for (const [p, ids] of byPriority) byPriority.set(p, sorted(ids));
     return this;
   }
 
   /** These slots for a step's draft: changes stay in the fork (copy-on-write maps) until `commitFork`. */
   fork(holder: ConcurrencySlotsHolder): ConcurrencySlots {
-    return new ConcurrencySlots(holder, new CowMap(this.holding, 'nested'), new CowMap(this.queued, 'nested'));
+    return new ConcurrencySlots(
+      holder,
+      new CowMap(this.holding, 'nested'),
+      new CowMap(this.queued, 'nested'),
+      new CowMap(this.counts),
+    );
   }
 
   /** Writes the changes of `f` (this one's fork) into these slots. */
   commitFork(f: ConcurrencySlots): void {
     commitCow(f.holding as CowMap<string, Ids>);
     commitCow(f.queued as CowMap<string, Map<number, Ids>>);
+    commitCow(f.counts as CowMap<string, number>);
   }
 
   /** `inst` holds a slot (started, or given one), last of its slot's. */
@@ -104,7 +121,9 @@ export class ConcurrencySlots extends StateIndex<ConcurrencySlotsHolder> {
     const slot = slotOf(inst);
     let ids = this.holding.get(slot);
     if (ids === undefined) this.holding.set(slot, (ids = new Map()));
+    if (ids.has(inst.processInstanceId)) return;
     ids.set(inst.processInstanceId, true);
+    this.counts.set(slot, (this.counts.get(slot) ?? 0) + 1);
   }
 
   /** `inst` waits for a slot (it holds none), last of its priority's. */
@@ -130,7 +149,10 @@ export class ConcurrencySlots extends StateIndex<ConcurrencySlotsHolder> {
     const slot = slotOf(inst);
     const ids = this.holding.get(slot);
     if (ids === undefined || !ids.delete(inst.processInstanceId)) return;
-    if (ids.size === 0) this.holding.delete(slot);
+    const left = (this.counts.get(slot) ?? 1) - 1;
+    if (left > 0) return void this.counts.set(slot, left);
+    this.counts.delete(slot);
+    this.holding.delete(slot);
   }
 
   private unqueue(inst: Execution): void {
@@ -139,14 +161,14 @@ export class ConcurrencySlots extends StateIndex<ConcurrencySlotsHolder> {
     const p = inst.priority ?? 0;
     const ids = byPriority?.get(p);
     if (ids === undefined || !ids.delete(inst.processInstanceId)) return;
-    if (ids.size > 0) return;
+    if (!isEmpty(ids)) return;
     byPriority!.delete(p);
-    if (byPriority!.size === 0) this.queued.delete(slot);
+    if (isEmpty(byPriority!)) this.queued.delete(slot);
   }
 
   /** How many executions hold slot `slot` of `organization`. */
   holders(organization: string, slot: string): number {
-    return this.holding.get(`${organization}\0${slot}`)?.size ?? 0;
+    return this.counts.get(`${organization}\0${slot}`) ?? 0;
   }
 
   /** The execution that has held a slot of `slot` longest, if any. */
