@@ -1,34 +1,14 @@
 // A schedule's overlap (skip, buffer-one, cancel-other), its backfill (paced under allow, one at
 // a time otherwise, kept over a restart), and pausing: over the engine, on the harness's clock.
-import t, { type Test } from 'tap';
-import { Scheduler } from '../../../src/daemon/triggers/schedules.js';
+import t from 'tap';
+import type { Scheduler } from '../../../src/daemon/triggers/schedules.js';
 import { STATE, STATUS, type Execution } from '../../../src/daemon/state/state.js';
+import { SCHEDULED_FLOW, scheduler } from '../../helpers/scheduler.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { liveInstances } from '../../helpers/state.js';
 import { eventually } from '../../helpers/eventually.js';
 
-const FLOW = (extra: string) => `
-processId: AUTO
-name: Report
-triggers:
-  - { type: schedule, cron: "*/5 * * * *"${extra} }
-nodes:
-  start: { type: startEvent, next: ask }
-  ask: { type: inputNode, inputType: textbox, next: done }
-  done: { type: endEvent }
-`;
-
-async function scheduler(t: Test, h: EngineHarness): Promise<Scheduler> {
-  const s = new Scheduler({
-    store: h.store,
-    engine: h.engine,
-    now: h.clock.now,
-    onError: (err) => t.fail(`the scheduler failed: ${String(err)}`),
-  });
-  t.teardown(() => s.close());
-  await s.start();
-  return s;
-}
+const FLOW = SCHEDULED_FLOW;
 
 /** The executions of each flow seen so far (a restart's harness has not seen those before it). */
 const seen = new Map<string, Set<string>>();

@@ -1,7 +1,7 @@
 import { liveInstances } from '../../helpers/state.js';
-import t, { type Test } from 'tap';
-import { Scheduler } from '../../../src/daemon/triggers/schedules.js';
+import t from 'tap';
 import { activateVersion } from '../../../src/daemon/flows/publish.js';
+import { scheduler } from '../../helpers/scheduler.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 
 const FLOW = (cron: string, extra = '') => `
@@ -14,19 +14,6 @@ nodes:
   ask: { type: inputNode, inputType: textbox, next: done }
   done: { type: endEvent }
 `;
-
-/** A scheduler on the harness's store, engine and clock; closed at teardown. */
-async function scheduler(t: Test, h: EngineHarness): Promise<Scheduler> {
-  const s = new Scheduler({
-    store: h.store,
-    engine: h.engine,
-    now: h.clock.now,
-    onError: (err) => t.fail(`the scheduler failed: ${String(err)}`),
-  });
-  t.teardown(() => s.close());
-  await s.start();
-  return s;
-}
 
 /** The scheduledTime of every run of `pid`, in start order, once there are at least `n`. */
 async function runs(h: EngineHarness, pid: string, n: number): Promise<string[]> {
