@@ -2,12 +2,12 @@ import type { Test } from 'tap';
 import { Scheduler } from '../../src/daemon/triggers/schedules.js';
 import type { EngineHarness } from './engine.js';
 
-/** A flow whose schedule fires every five minutes (`extra`: more of the trigger's fields), each run waiting at an input node. */
-export const SCHEDULED_FLOW = (extra = '') => `
+/** A flow with one schedule trigger (`extra`: more of its fields), each run waiting at an input node. */
+export const SCHEDULED_FLOW = (cron: string, extra = '') => `
 processId: AUTO
 name: Every five minutes
 triggers:
-  - { type: schedule, cron: "*/5 * * * *"${extra} }
+  - { type: schedule, cron: "${cron}"${extra} }
 nodes:
   start: { type: startEvent, next: ask }
   ask: { type: inputNode, inputType: textbox, next: done }

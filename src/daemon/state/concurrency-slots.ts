@@ -201,14 +201,7 @@ export class ConcurrencySlots extends StateIndex<ConcurrencySlotsHolder> {
     return ahead;
   }
 
-  /** How many executions are queued for `slot` of `organization`. */
-  queueLength(organization: string, slot: string): number {
-    let n = 0;
-    for (const ids of this.queued.get(`${organization}\0${slot}`)?.values() ?? []) n += ids.size;
-    return n;
-  }
-
-  /** How many executions wait for a slot, in every organization and slot (metrics). */
+  /** How many executions wait for a slot, in every organization and slot. */
   get queuedTotal(): number {
     let n = 0;
     for (const byPriority of this.queued.values()) for (const ids of byPriority.values()) n += ids.size;

@@ -158,3 +158,26 @@ for (const cold of [false, true])
       t.equal(Object.values(inst.nodes).filter((n) => n.nodeId === 'ask').length, 1, 'asked once');
     }
   });
+
+t.test('a flow started by callProcess is neither held to the limit nor holds a slot', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(limited('{ limit: 1, policy: cancel-new }'));
+  const caller = await h.publish(`processId: AUTO
+name: Caller
+nodes:
+  start: { type: startEvent, next: call }
+  call: { type: callProcess, processId: ${pid}, next: done }
+  done: { type: endEvent }
+`);
+  await startAll(h, caller, [{}, {}]);
+  const called = Object.values(h.store.state.instances).filter((i) => i?.processId === pid);
+  t.equal(called.length, 2, 'both called, though the limit is 1');
+  t.ok(
+    called.every((i) => i!.concurrency === undefined),
+    'neither holds a slot',
+  );
+  await t.resolves(
+    h.engine.start({ ...ORG, processId: pid, data: {} }),
+    'a start of its own still finds the slot free',
+  );
+});

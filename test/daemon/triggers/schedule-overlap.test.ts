@@ -8,7 +8,8 @@ import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 import { liveInstances } from '../../helpers/state.js';
 import { eventually } from '../../helpers/eventually.js';
 
-const FLOW = SCHEDULED_FLOW;
+/** The flow of these tests: every five minutes, each run waiting at an input node. */
+const FLOW = (extra: string) => SCHEDULED_FLOW('*/5 * * * *', extra);
 
 /** The executions of each flow seen so far (a restart's harness has not seen those before it). */
 const seen = new Map<string, Set<string>>();

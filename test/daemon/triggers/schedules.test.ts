@@ -1,19 +1,10 @@
 import { liveInstances } from '../../helpers/state.js';
 import t from 'tap';
 import { activateVersion } from '../../../src/daemon/flows/publish.js';
-import { scheduler } from '../../helpers/scheduler.js';
+import { SCHEDULED_FLOW, scheduler } from '../../helpers/scheduler.js';
 import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
 
-const FLOW = (cron: string, extra = '') => `
-processId: AUTO
-name: Every five minutes
-triggers:
-  - { type: schedule, cron: "${cron}"${extra} }
-nodes:
-  start: { type: startEvent, next: ask }
-  ask: { type: inputNode, inputType: textbox, next: done }
-  done: { type: endEvent }
-`;
+const FLOW = SCHEDULED_FLOW;
 
 /** The scheduledTime of every run of `pid`, in start order, once there are at least `n`. */
 async function runs(h: EngineHarness, pid: string, n: number): Promise<string[]> {

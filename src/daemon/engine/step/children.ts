@@ -97,8 +97,10 @@ export function childParams(
     if (err instanceof WfxError && err.code === 'VALIDATION_ERROR') throw new NodeFailure('INPUT_INVALID', err.message);
     throw err;
   }
+  // A flow called is not held to its concurrency limit, nor holds a slot of it (flows.md#concurrency).
+  const { concurrency: _slot, ...called } = params;
   return extensibleCopy(
-    params,
+    called,
     link,
     iteration,
     start.toolCallId === undefined ? {} : { toolCallId: start.toolCallId },
