@@ -158,7 +158,7 @@ function queueColdJobs(r: Readonly<WalkRow>, id: string, waits: readonly WaitSum
   for (const w of waits)
     if (w.kind === 'job')
       // A summary keeps no job wait's start: the execution's orders the job list until it is read back.
-      jobs.putAt(r.organization, w.domain, w.action, id, w.node, new Date(r.startMs).toISOString());
+      jobs.putAt(r.organization, w.domain, w.action, id, w.node, new Date(r.startMs).toISOString(), w.priority);
 }
 
 /** Indexes the waits of one live execution and counts it (the rest of a recovery left to its own). */

@@ -153,7 +153,7 @@ export class WorkRunner {
       // Whose script it is: the sandbox shares its workers between organizations, then executions.
       const inst = execution(state, order.instanceId);
       const root = inst && this.rootOf(inst);
-      // The tree's priority: its root's start's (children carry none of their own).
+      // The tree's priority: its root's start's (children carry it too, but not those started before they did).
       const priority = root === undefined ? undefined : (execution(state, root)?.priority ?? inst?.priority);
       const owner = inst
         ? { organization: inst.organization, execution: root!, ...(priority !== undefined && { priority }) }

@@ -38,6 +38,8 @@ export type WaitSummary =
       readonly notBefore: number | null;
       /** The worker's lock lapses at this (ms); null: not locked. */
       readonly lockedUntil: number | null;
+      /** Its execution's priority (Execution.priority): the job queue's order. Absent: 0 (written only when not). */
+      readonly priority?: number;
     }
   | { readonly kind: 'timer' | 'child' | 'loop' | 'tools' | 'queue'; readonly node: string };
 
@@ -119,7 +121,7 @@ export function summarize(inst: Execution, boundaryDue: BoundaryDue): ExecutionS
     const wait = ni.wait;
     if (ni.statusCd !== STATUS.WAITING || wait === null) continue;
     if (wait.dueAt) earlier(Date.parse(wait.dueAt));
-    waits.push(waitSummary(ni));
+    waits.push(waitSummary(inst, ni));
   }
   const summary: ExecutionSummary = {
     id: inst.processInstanceId,
@@ -141,8 +143,8 @@ export function summarize(inst: Execution, boundaryDue: BoundaryDue): ExecutionS
   return withSlot(summary, inst.concurrency !== undefined);
 }
 
-/** The summary of waiting node `ni` (its `wait` set). */
-function waitSummary(ni: NodeInstance): WaitSummary {
+/** The summary of waiting node `ni` of `inst` (its `wait` set). */
+function waitSummary(inst: Execution, ni: NodeInstance): WaitSummary {
   const wait = ni.wait!;
   switch (wait.kind) {
     case 'input':
@@ -164,6 +166,7 @@ function waitSummary(ni: NodeInstance): WaitSummary {
         action: wait.action,
         notBefore: wait.notBefore === null ? null : Date.parse(wait.notBefore),
         lockedUntil: wait.lock === null ? null : Date.parse(wait.lock.expiresAt),
+        ...(inst.priority !== undefined && inst.priority !== 0 && { priority: inst.priority }),
       };
     default:
       return { kind: wait.kind, node: ni.id };

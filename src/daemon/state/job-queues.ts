@@ -68,8 +68,9 @@ export function waitingJob(
 }
 
 /**
- * The waiting jobs, by organization, domain and action, each action's in the order they became
- * waiting or were last locked (so a scan for available jobs meets the locked ones last). Kept
+ * The waiting jobs, by organization, domain and action, each action's by its executions'
+ * priority (highest first), then in the order they became waiting or were last locked (so a scan
+ * for available jobs meets the locked ones last). Kept
  * by the reducer from node waits; derived (DERIVED in state.ts), so a start builds it again
  * from the live executions in its recovery walk (or on first use, where no walk made it).
  *
@@ -80,11 +81,11 @@ export function waitingJob(
  */
 export class JobQueues extends StateIndex<JobQueuesHolder> {
   /**
-   * Each action's jobs: a key to when its node began waiting. Only that: a million jobs of
-   * executions not in memory cost a key and a time each, and a queued job's parts are read
-   * back from its key when a reader walks the queue (`queue`).
+   * Each action's jobs, by priority: a key to when its node began waiting. Only that: a million
+   * jobs of executions not in memory cost a key and a time each, and a queued job's parts are
+   * read back from its key when a reader walks the queue (`queue`).
    */
-  private byOrg = new Map<string, Map<string, Map<string, Map<JobKey, string>>>>();
+  private byOrg = new Map<string, Map<string, Map<string, Map<number, Map<JobKey, string>>>>>();
 
   /**
    * This index for a step's draft (state/draft/): it reads it, and its changes stay in the fork
@@ -98,7 +99,7 @@ export class JobQueues extends StateIndex<JobQueuesHolder> {
 
   /** Writes the changes of `f` (this one's fork) into this index. */
   commitFork(f: JobQueues): void {
-    commitCow(f.byOrg as CowMap<string, Map<string, Map<string, Map<JobKey, string>>>>);
+    commitCow(f.byOrg as CowMap<string, Map<string, Map<string, Map<number, Map<JobKey, string>>>>>);
   }
 
   /** The index of `state`: its own, or a new one built from its live executions. */
@@ -127,14 +128,15 @@ export class JobQueues extends StateIndex<JobQueuesHolder> {
     return (state.jobQueues = new JobQueues(state));
   }
 
-  /** Puts the job of `node` last in its action's queue (added, or moved there). */
+  /** Puts the job of `node` last in its action's queue of its execution's priority (added, or moved there). */
   put(inst: Execution, node: NodeInstance, wait: JobWait): void {
-    this.putAt(inst.organization, wait.domain, wait.action, inst.processInstanceId, node.id, node.startTime);
+    const { organization, processInstanceId: id, priority = 0 } = inst;
+    this.putAt(organization, wait.domain, wait.action, id, node.id, node.startTime, priority);
   }
 
   /**
    * Puts the job of node `nodeInstanceId` of execution `instanceId`, waiting since `since`, last
-   * in its action's queue (a cold execution's, from its summary).
+   * in its action's queue of `priority` (a cold execution's, from its summary).
    */
   putAt(
     organization: string,
@@ -143,26 +145,34 @@ export class JobQueues extends StateIndex<JobQueuesHolder> {
     instanceId: string,
     nodeInstanceId: string,
     since: string,
+    priority = 0,
   ): void {
     let domains = this.byOrg.get(organization);
     if (!domains) this.byOrg.set(organization, (domains = new Map()));
     let actions = domains.get(domain);
     if (!actions) domains.set(domain, (actions = new Map()));
-    let queue = actions.get(action);
-    if (!queue) actions.set(action, (queue = new Map()));
+    let levels = actions.get(action);
+    if (!levels) actions.set(action, (levels = new Map()));
+    let queue = levels.get(priority);
+    if (!queue) levels.set(priority, (queue = new Map()));
     const key = jobKey(instanceId, nodeInstanceId);
     queue.delete(key);
     queue.set(key, since);
   }
 
-  /** Forgets the job of `node` (it stopped waiting for it). */
+  /** Forgets the job of `node` (it stopped waiting for it), whatever priority it was queued at. */
   remove(inst: Execution, node: NodeInstance, wait: JobWait): void {
     const domains = this.byOrg.get(inst.organization);
     const actions = domains?.get(wait.domain);
-    const queue = actions?.get(wait.action);
-    if (!queue) return;
-    queue.delete(jobKey(inst.processInstanceId, node.id));
-    if (queue.size > 0) return;
+    const levels = actions?.get(wait.action);
+    if (!levels) return;
+    const key = jobKey(inst.processInstanceId, node.id);
+    for (const [priority, queue] of levels) {
+      if (!queue.delete(key)) continue;
+      if (queue.size === 0) levels.delete(priority);
+      break;
+    }
+    if (levels.size > 0) return;
     actions!.delete(wait.action);
     if (actions!.size > 0) return;
     domains!.delete(wait.domain);
@@ -171,7 +181,20 @@ export class JobQueues extends StateIndex<JobQueuesHolder> {
 
   /** The jobs of one action, in queue order (a live view: do not change the index while reading it). */
   queue(organization: string, domain: string, action: string): JobQueue {
-    return new JobQueue(this.byOrg.get(organization)?.get(domain)?.get(action) ?? EMPTY);
+    return this.queueOf(organization, domain, [action]);
+  }
+
+  /**
+   * The jobs of `actions` of one domain, in the order an activation takes them: highest priority
+   * first, then action by action in queue order (a live view, as `queue`'s).
+   */
+  queueOf(organization: string, domain: string, actions: readonly string[]): JobQueue {
+    const byAction = this.byOrg.get(organization)?.get(domain);
+    const levels: Array<readonly [number, ReadonlyMap<JobKey, string>]> = [];
+    for (const action of actions) for (const level of byAction?.get(action) ?? EMPTY) levels.push(level);
+    // Stable: within a priority the actions keep the caller's order.
+    if (levels.length > 1) levels.sort((x, y) => y[0] - x[0]);
+    return new JobQueue(levels.map((l) => l[1]));
   }
 
   /** The actions of `domain` that have jobs. */
@@ -189,65 +212,46 @@ export class JobQueues extends StateIndex<JobQueuesHolder> {
   /** How many jobs wait (or are locked to a worker), in every organization and domain. */
   get size(): number {
     let n = 0;
-    for (const domains of this.byOrg.values())
-      for (const actions of domains.values()) for (const q of actions.values()) n += q.size;
+    for (const [org, domains] of this.byOrg) for (const domain of domains.keys()) n += this.count(org, domain);
     return n;
   }
 
   /** How many jobs wait in `domain` (all of its actions). */
   count(organization: string, domain: string): number {
     let n = 0;
-    for (const q of this.byOrg.get(organization)?.get(domain)?.values() ?? []) n += q.size;
+    for (const levels of this.byOrg.get(organization)?.get(domain)?.values() ?? [])
+      for (const q of levels.values()) n += q.size;
     return n;
   }
 }
 
-/**
- * A domain: what external workers do for domainTasks, registered per organization. Each
- * action's schemas are JSON Schemas, checked to compile when registered (input: an object;
- * output: any value when absent).
- */
-export interface Domain {
-  readonly name: string;
-  readonly organization: string;
-  readonly description: string | null;
-  readonly actions: Readonly<Record<string, DomainAction>>;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
+const EMPTY: ReadonlyMap<number, ReadonlyMap<JobKey, string>> = new Map();
 
-/** One action of a domain. */
-export interface DomainAction {
-  readonly description: string | null;
-  /** A JSON Schema of the job's input (an object). */
-  readonly input: Record<string, unknown>;
-  /** A JSON Schema of the worker's output (`{}`: any value). */
-  readonly output: Record<string, unknown>;
-}
-
-const EMPTY: ReadonlyMap<JobKey, string> = new Map();
-
-/** One action's queue as its readers walk it (JobQueues.queue). */
+/** One action's queue, or several actions' (JobQueues.queueOf), as its readers walk it. */
 export class JobQueue {
-  constructor(private readonly jobs: ReadonlyMap<JobKey, string>) {}
+  /** `levels`: the queues of each priority, highest first. */
+  constructor(private readonly levels: ReadonlyArray<ReadonlyMap<JobKey, string>>) {}
 
   /** How many jobs wait (or are locked to a worker). */
   get size(): number {
-    return this.jobs.size;
+    let n = 0;
+    for (const jobs of this.levels) n += jobs.size;
+    return n;
   }
 
   /** The jobs' keys, in queue order. */
-  keys(): IterableIterator<JobKey> {
-    return this.jobs.keys();
+  *keys(): IterableIterator<JobKey> {
+    for (const jobs of this.levels) yield* jobs.keys();
   }
 
   /** The jobs in queue order, each made as it is reached. */
   *values(): IterableIterator<QueuedJob> {
-    for (const [key, since] of this.jobs) {
-      // A key is `<execution id>.<node instance id>`, neither part holding a `.` (jobKey).
-      const dot = key.indexOf('.');
-      yield { instanceId: key.slice(0, dot), nodeInstanceId: key.slice(dot + 1), since };
-    }
+    for (const jobs of this.levels)
+      for (const [key, since] of jobs) {
+        // A key is `<execution id>.<node instance id>`, neither part holding a `.` (jobKey).
+        const dot = key.indexOf('.');
+        yield { instanceId: key.slice(0, dot), nodeInstanceId: key.slice(dot + 1), since };
+      }
   }
 }
 

@@ -5,7 +5,7 @@ import type { BufferedMessage, PendingThrow } from './events.js';
 export type { StoredFile, BufferedMessage, PendingThrow };
 import type { ExecutionTable } from './execution-table.js';
 import type { ColdSubscriptions, SubscriptionBucket } from './subscriptions.js';
-import type { Domain, DomainAction, JobQueues } from './job-queues.js';
+import type { JobQueues } from './job-queues.js';
 import type { ConcurrencySlots } from './concurrency-slots.js';
 import type { LiveCounts } from './live-counts.js';
 import type { ColdTasks, TaskIndex } from './task-index.js';
@@ -39,7 +39,6 @@ export type {
   StatusCd,
   Wait,
 } from '../../shared/api/index.js';
-export type { Domain, DomainAction };
 // The catalogue's entries (catalogue.ts), where the daemon's modules have always found them.
 export { AI_PROVIDER_KINDS } from './catalogue.js';
 export type {
@@ -326,4 +325,27 @@ export function initialState(): WfxState {
     coldTasks: undefined,
     fileRefs: undefined,
   };
+}
+
+/**
+ * A domain: what external workers do for domainTasks, registered per organization. Each
+ * action's schemas are JSON Schemas, checked to compile when registered (input: an object;
+ * output: any value when absent).
+ */
+export interface Domain {
+  readonly name: string;
+  readonly organization: string;
+  readonly description: string | null;
+  readonly actions: Readonly<Record<string, DomainAction>>;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+/** One action of a domain. */
+export interface DomainAction {
+  readonly description: string | null;
+  /** A JSON Schema of the job's input (an object). */
+  readonly input: Record<string, unknown>;
+  /** A JSON Schema of the worker's output (`{}`: any value). */
+  readonly output: Record<string, unknown>;
 }

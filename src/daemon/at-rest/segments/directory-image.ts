@@ -31,7 +31,8 @@ import { segmentName } from './files.js';
 /** The image's file name in the segments' folder. */
 export const IMAGE_NAME = 'directory.image';
 const FORMAT = 'wfx-directory-image';
-const VERSION = 1;
+// 2: the wait rows keep job priorities (an image of version 1 is not read: the indexes are).
+const VERSION = 2;
 
 /** A segment an image covers: its number, its file's bytes, and how many of them were dead. */
 export interface Covered {

@@ -27,7 +27,9 @@ import {
  * - `flags` (per entry; FLAG_TRIGGERED, FLAG_CHILD): absent, no entry was started by a trigger
  *   and an entry with a parent is a child;
  * - `waitFlowNode` (per wait): absent, an event wait's flow node id is '' (unknown until the
- *   execution is read and written again).
+ *   execution is read and written again);
+ * - `waitPriority` (per wait): written only by a segment with a job of priority other than 0;
+ *   absent, every job's priority is 0.
  */
 export interface IndexDoc {
   readonly format: 'wfx-execution-segment-index';
@@ -65,6 +67,8 @@ export interface IndexDoc {
   readonly flags?: number[];
   /** Per wait: an event wait's flow node id (a string's number), null for the other kinds (absent: see above). */
   readonly waitFlowNode?: Array<number | null>;
+  /** Per wait: a job wait's priority, null for 0 and the other kinds (absent: every one 0; see above). */
+  readonly waitPriority?: Array<number | null>;
   /** Ids that stopped being live executions as of this segment (archived, or moved away). */
   readonly removed: string[];
 }
@@ -188,6 +192,12 @@ export class IndexBuilder {
     d.waitAction.push(action);
     d.waitKey.push(key);
     d.waitFlowNode!.push(flowNode);
+    const priority = w.kind === 'job' ? (w.priority ?? 0) : 0;
+    if (priority !== 0 || d.waitPriority !== undefined) {
+      // Made at the first such job, the waits before it filled in: most segments have none.
+      d.waitPriority ??= new Array<number | null>(d.waitKind.length - 1).fill(null);
+      d.waitPriority.push(priority === 0 ? null : priority);
+    }
   }
 
   /** The document, with the segment's size and the removed ids. The builder is spent. */
@@ -249,6 +259,8 @@ export function parseIndex(text: string, segment: number): IndexDoc | string {
     return `column flags is not ${n} long`;
   if (doc.waitFlowNode !== undefined && (!Array.isArray(doc.waitFlowNode) || doc.waitFlowNode.length !== waits))
     return `column waitFlowNode is not ${waits} long`;
+  if (doc.waitPriority !== undefined && (!Array.isArray(doc.waitPriority) || doc.waitPriority.length !== waits))
+    return `column waitPriority is not ${waits} long`;
   return doc;
 }
 
@@ -313,6 +325,7 @@ function waitAt(doc: IndexDoc, w: number, correlationKey: string | null): WaitSu
         action: s[action!]!,
         notBefore: plus(base, doc.waitTime[w]!),
         lockedUntil: plus(base, doc.waitLock[w]!),
+        ...priorityAt(doc, w),
       };
     default:
       return { kind, node };
@@ -328,6 +341,12 @@ function flagOf(doc: IndexDoc, i: number, flag: number): boolean {
 export function flowNodeAt(doc: Pick<IndexDoc, 'strings' | 'waitFlowNode'>, w: number): string {
   const n = doc.waitFlowNode?.[w] ?? null;
   return n === null ? '' : doc.strings[n]!;
+}
+
+/** The priority of job wait `w` of `doc`, as its summary has it: `{}` for 0. */
+function priorityAt(doc: Pick<IndexDoc, 'waitPriority'>, w: number): { priority?: number } {
+  const p = doc.waitPriority?.[w] ?? null;
+  return p === null ? {} : { priority: p };
 }
 
 /** A `waitKey` cell's key: `true` stands for the entry's own `correlationKey`. */

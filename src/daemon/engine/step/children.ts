@@ -64,6 +64,8 @@ export function childParams(
       : { parentInstanceId: null }),
     ...(callDepth !== undefined && { callDepth }),
     root: inst.root ?? inst.processInstanceId,
+    // The tree's priority orders its jobs and sandbox work wherever they wait.
+    ...(inst.priority !== undefined && { priority: inst.priority }),
   };
   const iteration = start.iteration === undefined ? {} : { iteration: start.iteration };
   const correlationKey = start.correlationKey === undefined ? inst.correlationKey : start.correlationKey;

@@ -161,8 +161,9 @@ export function releaseJob(s: Step, req: JobCall): JobAnswer {
 }
 
 /**
- * Up to `max` available jobs of the actions among the resident executions, oldest waiting first
- * within each action: what the step takes once `jobsToTake`'s trees are resident. Pure read.
+ * Up to `max` available jobs of the actions among the resident executions, the highest priority
+ * first (JobQueues.queueOf), then oldest waiting first within each action: what the step takes
+ * once `jobsToTake`'s trees are resident. Pure read.
  */
 export function availableJobs(
   state: WfxState,
@@ -175,19 +176,17 @@ export function availableJobs(
   const queues = JobQueues.of(state);
   const at = now.toISOString();
   const picked: Held[] = [];
-  for (const action of actions) {
-    for (const ref of queues.queue(organization, domain, action).values()) {
-      if (picked.length >= max) return picked;
-      const h = waitingJob(state, ref);
-      if (h && isAvailable(h.wait, at)) picked.push({ ...h, ref });
-    }
+  for (const ref of queues.queueOf(organization, domain, actions).values()) {
+    if (picked.length >= max) return picked;
+    const h = waitingJob(state, ref);
+    if (h && isAvailable(h.wait, at)) picked.push({ ...h, ref });
   }
   return picked;
 }
 
 /**
  * The executions of the jobs an activation of up to `max` would take at `now`, resident or cold
- * (judged by their summaries, no document read), oldest waiting first within each action: what
+ * (judged by their summaries, no document read), in `availableJobs`' order: what
  * it must make resident before its step, at most `max` trees. A job whose execution is being
  * read back is named too (ensuring it waits for that read). Pure read.
  */
@@ -203,13 +202,11 @@ export function jobsToTake(
   const queues = JobQueues.of(state);
   const at = now.getTime();
   const ids: string[] = [];
-  for (const action of actions) {
-    for (const ref of queues.queue(organization, domain, action).values()) {
-      if (ids.length >= max) return ids;
-      const times = jobTimes(reads, ref);
-      const loading = times === null && reads.get(ref.instanceId) === undefined;
-      if (loading || (times !== null && isFree(times, at))) ids.push(ref.instanceId);
-    }
+  for (const ref of queues.queueOf(organization, domain, actions).values()) {
+    if (ids.length >= max) return ids;
+    const times = jobTimes(reads, ref);
+    const loading = times === null && reads.get(ref.instanceId) === undefined;
+    if (loading || (times !== null && isFree(times, at))) ids.push(ref.instanceId);
   }
   return ids;
 }

@@ -38,6 +38,8 @@ export interface SummaryColumns {
   readonly flags?: readonly number[];
   /** Per wait, an event wait's flow node id; absent (an older index): ''. */
   readonly waitFlowNode?: ReadonlyArray<number | null>;
+  /** Per wait, a job wait's priority (null: 0); absent (most indexes): every one 0. */
+  readonly waitPriority?: ReadonlyArray<number | null>;
   /** Ids that stopped being live executions as of this segment. */
   readonly removed: readonly string[];
 }

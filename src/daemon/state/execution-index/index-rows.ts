@@ -154,6 +154,7 @@ export class IndexRows extends SlotColumns {
           lock === null ? null : base + lock,
           key === true ? r.correlation : key,
           codes.codeOrNone(c.waitFlowNode?.[k] ?? null),
+          c.waitPriority?.[k] ?? 0,
         );
       }
       w += count;

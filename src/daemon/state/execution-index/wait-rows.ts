@@ -26,6 +26,8 @@ export class WaitRows {
   protected t1: Float64Array;
   /** The lockedUntil of job waits that have one: a worker's lock is transient, so no column for it. */
   protected readonly locks = new Map<number, number>();
+  /** The priority of job waits whose execution has one other than 0: rare, so no column for it. */
+  private readonly priorities = new Map<number, number>();
   /** message, signal: the node's flow id (-1: unknown, an older index). */
   protected flowNode: Int32Array;
   /**
@@ -85,6 +87,7 @@ export class WaitRows {
     for (const c of [...columns, this.subNext, this.subPrev, this.own, this.free]) out.column(c);
     out.value([this.freeCount, this.rows, this.tasksWaiting]);
     out.numberMap(this.locks);
+    out.numberMap(this.priorities);
     out.column(Int32Array.from(this.keys.keys()));
     out.texts([...this.keys.values()]);
     out.numberMap(this.signals);
@@ -120,6 +123,7 @@ export class WaitRows {
     if (rows > n || rows < 0 || freeCount < 0 || freeCount > this.free.length || tasksWaiting < 0)
       throw new RangeError('the image has wait counts that do not fit');
     inp.numberMap(this.locks);
+    inp.numberMap(this.priorities);
     const keyRows = inp.column('Int32Array');
     const keys = inp.texts();
     this.keys.clear();
@@ -247,7 +251,21 @@ export class WaitRows {
         const domain = this.strings.code(wait.domain);
         const action = this.strings.code(wait.action);
         const notBefore = wait.notBefore ?? NaN;
-        return this.fillCoded(row, organization, flow, JOB, node, domain, action, notBefore, wait.lockedUntil);
+        const { lockedUntil, priority } = wait;
+        return this.fillCoded(
+          row,
+          organization,
+          flow,
+          JOB,
+          node,
+          domain,
+          action,
+          notBefore,
+          lockedUntil,
+          null,
+          -1,
+          priority,
+        );
       }
       default:
         this.fillCoded(row, organization, flow, KINDS.indexOf(wait.kind), node, -1, -1, NaN);
@@ -263,7 +281,7 @@ export class WaitRows {
    * numbers: `kind` a KINDS index (waitKind), `name` the assignee (-1: none), ref or domain,
    * `action` a job's action, `time` since or notBefore (NaN: none), `lock` a job's
    * lockedUntil, `key` an event's correlation key, `flowNode` an event wait's flow node id
-   * (-1: unknown).
+   * (-1: unknown), `priority` a job's execution's priority.
    */
   fillCoded(
     row: number,
@@ -277,6 +295,7 @@ export class WaitRows {
     lock: number | null = null,
     key: string | null = null,
     flowNode = -1,
+    priority = 0,
   ): void {
     this.node[row] = node;
     this.kind[row] = kind;
@@ -306,6 +325,7 @@ export class WaitRows {
       this.b[row] = this.pairs.code(this.pairs.code(organization, name), action);
       this.t1[row] = time;
       if (lock !== null) this.locks.set(row, lock);
+      if (priority !== 0) this.priorities.set(row, priority);
       listOf(this.jobLists, this.b[row]!, this.jobOrder).insert(row);
     }
   }
@@ -318,6 +338,7 @@ export class WaitRows {
     } else if (kind === JOB) {
       dropFrom(this.jobLists, this.b[row]!, row);
       this.locks.delete(row);
+      this.priorities.delete(row);
     } else if (kind === MESSAGE || kind === SIGNAL) {
       const prev = this.subPrev[row]!;
       const after = this.subNext[row]!;
@@ -363,6 +384,7 @@ export class WaitRows {
         action,
         notBefore: orNull(this.t1[row]!),
         lockedUntil: this.locks.get(row) ?? null,
+        ...(this.priorities.has(row) && { priority: this.priorities.get(row)! }),
       };
     }
     return { kind: KINDS[kind] as 'timer' | 'child' | 'loop' | 'tools' | 'queue', node };
