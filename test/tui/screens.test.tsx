@@ -155,7 +155,7 @@ t.test('the key bar, the help, and the connection line (which says when the daem
   const help = render(<Help />);
   t.teardown(help.unmount);
   t.match(help.lastFrame(), /enter\s+open the execution/);
-  t.match(help.lastFrame(), /c\s+cancel the execution \(asks first\)/);
+  t.match(help.lastFrame(), /c  p\s+cancel the execution \(asks first\); p: pause\/resume a schedule/);
   t.match(help.lastFrame(), /v\s+an open execution: its variables whole/, 'the keys of an open execution');
   t.match(help.lastFrame(), /pgup pgdn\s+an open execution: scroll its log/);
   t.match(help.lastFrame(), /an open one: answer its task/);

@@ -32,6 +32,22 @@ const TRIGGERS: TriggerHealth[] = [
   },
   {
     ...subject,
+    type: 'schedule',
+    key: 'k2',
+    flowName: 'Hourly sync',
+    cron: '0 * * * *',
+    timezone: 'UTC',
+    missedRuns: 'skip',
+    overlap: 'skip',
+    waiting: 2,
+    state: 'disabled',
+    lastFire: '2026-11-21T09:00:00.000Z',
+    nextFire: null,
+    nextFires: [],
+    lastError: null,
+  },
+  {
+    ...subject,
     type: 'webhook',
     flowName: 'On push',
     webhook: 'repo',
@@ -74,7 +90,7 @@ t.test('fire times relative to now, compact enough for a 10-column cell', async 
 t.test(
   'the trigger table: state in a word with a symbol, type, flow and version, environment, fires, the detail, the last error',
   async (t) => {
-    const ui = renderAt(<TriggersTable triggers={TRIGGERS} selected={1} now={NOW} rows={20} width={80} />, 80);
+    const ui = renderAt(<TriggersTable triggers={TRIGGERS} selected={2} now={NOW} rows={20} width={80} />, 80);
     t.teardown(ui.unmount);
     const frame = ui.lastFrame();
     t.match(frame, /STATE\s+TYPE\s+FLOW\s+ENV\s+LAST FIRE\s+NEXT FIRE/);
@@ -92,9 +108,14 @@ t.test(
       /  ○ disabled\s+webhook\s+Legacy hook v3\s+DEVELOPMENT\s+-\s+-\n\s+webhook old\n\s+why: no webhook registration named "old"/,
     );
     t.match(frame, /● active\s+email\s+Support tickets v3 .*\n\s+email connection support/);
+    t.match(
+      frame,
+      /○ disabled\s+schedule\s+Hourly sync v3\s+PRODUCTION\s+1h 05m ago\s+-\n\s+cron 0 \* \* \* \* UTC · missedRuns: skip · overlap: skip · 2 waiting\n\s+paused: p resumes it \(or wfx schedules resume FLOW --env ENV\)/,
+      'a paused schedule: its overlap, the fire times waiting, how to resume it',
+    );
     t.same(widerThan(frame, 80), [], 'fits 80 columns');
 
-    const few = renderAt(<TriggersTable triggers={TRIGGERS} selected={3} now={NOW} rows={5} width={80} />, 80);
+    const few = renderAt(<TriggersTable triggers={TRIGGERS} selected={4} now={NOW} rows={5} width={80} />, 80);
     t.teardown(few.unmount);
     t.match(few.lastFrame(), /› ● active\s+email/, 'scrolls to keep the selected one in view');
     t.notMatch(few.lastFrame(), /Nightly report/);
@@ -155,7 +176,7 @@ t.test(
     );
     await frameMatching(ui.lastFrame, /1 trigger · ● 1 active · ✖ 0 failing · ○ 0 disabled/);
     health = TRIGGERS; // no change event: only the interval's re-read can show these
-    const all = await frameMatching(ui.lastFrame, /4 triggers · ● 2 active · ✖ 1 failing · ○ 1 disabled/);
+    const all = await frameMatching(ui.lastFrame, /5 triggers · ● 2 active · ✖ 1 failing · ○ 2 disabled/);
     t.same(widerThan(all, 80), []);
     t.equal(created.length, 1, 'one interval while shown');
     ui.unmount();
@@ -239,6 +260,24 @@ t.test(
     );
     t.match(failing, /3 triggers · ● 1 active · ✖ 1 failing · ○ 1 disabled/);
     t.same(widerThan(failing, 80), []);
+
+    // p on the schedule (the third row) pauses its flow's schedules, and p again resumes them.
+    ui.stdin.write('j');
+    ui.stdin.write('j');
+    await frameMatching(ui.lastFrame, /› ● active\s+schedule\s+Year end/);
+    ui.stdin.write('p');
+    const paused = await frameMatching(ui.lastFrame, /› ○ disabled\s+schedule\s+Year end/);
+    t.match(
+      paused,
+      /○ disabled\s+schedule\s+Year end v1\s+PRODUCTION\s+-\s+-\n\s+cron 0 0 31 12 \* Europe\/Berlin · missedRuns: all\n\s+paused: p resumes it \(or wfx schedules resume FLOW --env ENV\)/,
+      'a paused schedule says how to resume it, and has no next fire',
+    );
+    t.match(paused, /paused the schedules of Year end in PRODUCTION/, 'the notice says what was done');
+    t.match((await run(['schedules', 'list'])).stdout, /paused/, 'the daemon has it paused');
+    ui.stdin.write('p');
+    const resumed = await frameMatching(ui.lastFrame, /› ● active\s+schedule\s+Year end v1\s+PRODUCTION\s+-\s+in \d+d/);
+    t.match(resumed, /the schedules of Year end in PRODUCTION fire again/);
+    t.same(widerThan(resumed, 80), []);
   },
 );
 

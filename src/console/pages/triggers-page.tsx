@@ -1,14 +1,18 @@
 /*
  * /triggers — what starts executions by itself: every active flow version's triggers with their
- * health (GET /admin/triggers: a schedule's next fire times, the reason for anything not firing);
- * for ADMIN sessions also the email connections' state and the webhook registrations, each
+ * health (GET /admin/triggers: a schedule's next fire times, the reason for anything not firing),
+ * a flow's schedules paused and resumed there (WORKFLOW_PUBLISH); for ADMIN sessions also the email connections' state and the webhook registrations, each
  * leading to its delivery log.
  */
+import { useState } from 'preact/hooks';
 import { calls } from '../../shared/api/calls/index.js';
-import type { TriggerHealth } from '../../shared/api/triggers.js';
+import type { ScheduleHealth, TriggerHealth } from '../../shared/api/triggers.js';
+import { send } from '../api/http.js';
 import { DataTable } from '../components/data-table.js';
 import { ReadState } from '../components/read-state.js';
+import { SaidNote } from '../components/said-note.js';
 import { useApi } from '../hooks/use-api.js';
+import { useSaid } from '../hooks/use-said.js';
 import { useMay } from '../hooks/use-session.js';
 import { useTitle } from '../hooks/use-title.js';
 import { formatTime } from '../model/format.js';
@@ -33,13 +37,39 @@ function NextFires({ t }: { readonly t: TriggerHealth }) {
   );
 }
 
-/** The health table. */
-function HealthTable({ items }: { readonly items: readonly TriggerHealth[] }) {
+/** A schedule's Pause or Resume button: pausing turns off every schedule of its flow in its environment. */
+function PauseButton(props: {
+  readonly t: ScheduleHealth;
+  readonly busy: boolean;
+  readonly toggle: (t: ScheduleHealth) => void;
+}) {
+  const { t } = props;
+  const word = t.state === 'disabled' ? 'Resume' : 'Pause';
+  return (
+    <button
+      type="button"
+      disabled={props.busy}
+      onClick={() => props.toggle(t)}
+      aria-label={`${word} the schedules of ${t.flowName} in ${t.environment}`}
+    >
+      {word}
+    </button>
+  );
+}
+
+/** The health table; with `toggle`, each schedule's Pause or Resume button. */
+function HealthTable(props: {
+  readonly items: readonly TriggerHealth[];
+  readonly busy: boolean;
+  readonly toggle: ((t: ScheduleHealth) => void) | null;
+}) {
+  const { items, toggle } = props;
+  const columns = ['Flow', 'Environment', 'Trigger', 'State', 'Last fire', 'Next fires', 'Why it does not fire'];
   return (
     <DataTable
       class="triggers"
       caption="Triggers of the active flow versions and their health"
-      columns={['Flow', 'Environment', 'Trigger', 'State', 'Last fire', 'Next fires', 'Why it does not fire']}
+      columns={toggle ? [...columns, { hidden: 'Actions' }] : columns}
     >
       {items.map((t, i) => (
         <tr key={`${t.processId}/${t.environment}/${t.type}/${i}`}>
@@ -57,6 +87,13 @@ function HealthTable({ items }: { readonly items: readonly TriggerHealth[] }) {
             <NextFires t={t} />
           </td>
           <td>{notFiringReason(t) ?? ''}</td>
+          {toggle && (
+            <td class="row-actions">
+              {t.type === 'schedule' && t.state !== 'failing' && (
+                <PauseButton t={t} busy={props.busy} toggle={toggle} />
+              )}
+            </td>
+          )}
         </tr>
       ))}
     </DataTable>
@@ -116,6 +153,21 @@ export default function TriggersPage() {
   useTitle('Triggers');
   // The daemon refuses the registrations and mailboxes without ADMIN; the page does not ask.
   const admin = useMay('ADMIN');
+  const publisher = useMay('WORKFLOW_PUBLISH');
+  const [busy, setBusy] = useState(false);
+  const { said, attempt } = useSaid();
+  const toggle = async (t: ScheduleHealth) => {
+    const resume = t.state === 'disabled';
+    const body = { environment: t.environment };
+    setBusy(true);
+    await attempt(
+      () => send(resume ? calls.schedules.resume(t.processId, body) : calls.schedules.pause(t.processId, body)),
+      `The schedules of ${t.flowName} in ${t.environment} ${resume ? 'fire again' : 'are paused'}.`,
+      `The schedules of ${t.flowName} were not ${resume ? 'resumed' : 'paused'}`,
+    );
+    setBusy(false);
+    health.reload();
+  };
   const items = health.data?.items ?? [];
   const notFiring = items.filter((t) => t.state !== 'active').length;
   return (
@@ -133,7 +185,8 @@ export default function TriggersPage() {
           what="Trigger health"
           empty={items.length === 0 && 'No active flow version has a trigger.'}
         />
-        {items.length > 0 && <HealthTable items={items} />}
+        <SaidNote said={said} />
+        {items.length > 0 && <HealthTable items={items} busy={busy} toggle={publisher ? toggle : null} />}
       </section>
       {admin && (
         <>

@@ -6,8 +6,12 @@ import type { ListTableProps } from './list-table-props.js';
 /** What a trigger is, in a few words: a schedule's cron, zone and missed-runs policy; a webhook's registration; an email trigger's connection. */
 export function triggerDetail(t: TriggerHealth): string {
   switch (t.type) {
-    case 'schedule':
-      return `cron ${t.cron} ${t.timezone} · missedRuns: ${t.missedRuns}${t.nextFire ? ` · next ${t.nextFire.slice(0, 16)}Z` : ''}`;
+    case 'schedule': {
+      const overlap = t.overlap !== 'allow' ? ` · overlap: ${t.overlap}` : '';
+      const waiting = t.waiting > 0 ? ` · ${t.waiting} waiting` : '';
+      const next = t.nextFire ? ` · next ${t.nextFire.slice(0, 16)}Z` : '';
+      return `cron ${t.cron} ${t.timezone} · missedRuns: ${t.missedRuns}${overlap}${waiting}${next}`;
+    }
     case 'webhook':
       return `webhook ${t.webhook}`;
     case 'email':
@@ -19,13 +23,21 @@ export function triggerDetail(t: TriggerHealth): string {
   }
 }
 
-/** Lines one trigger takes: its row, its detail, and its last error when it has one. */
-const linesOf = (t: TriggerHealth) => (t.lastError ? 3 : 2);
+/** Why a trigger does not fire, when its health says: its last error, or that a schedule is paused. */
+export function notFiring(t: TriggerHealth): string | null {
+  if (t.lastError) return `${t.state === 'failing' ? 'last error' : 'why'}: ${t.lastError}`;
+  if (t.type === 'schedule' && t.state === 'disabled')
+    return 'paused: p resumes it (or wfx schedules resume FLOW --env ENV)';
+  return null;
+}
+
+/** Lines one trigger takes: its row, its detail, and why it does not fire when it says. */
+const linesOf = (t: TriggerHealth) => (notFiring(t) !== null ? 3 : 2);
 
 /**
  * Trigger health: one row per trigger (state in a word with a symbol and colour, type, flow and
  * version, environment, last and next fire relative to `now`), under it the trigger's detail,
- * and a failing or disabled trigger's last error. Fits 80 columns; the flow column grows wider.
+ * and why a failing, disabled or paused trigger does not fire. Fits 80 columns; the flow column grows wider.
  */
 export function TriggersTable(props: ListTableProps & { readonly triggers: readonly TriggerHealth[] }) {
   const { triggers, selected, now, rows, width } = props;
@@ -57,11 +69,7 @@ export function TriggersTable(props: ListTableProps & { readonly triggers: reado
               {fit(relativeTime(t.lastFire, now), 10)} {relativeTime(t.nextFire, now)}
             </Text>
             <Text dimColor>{`    ${cut(triggerDetail(t), width - 5)}`}</Text>
-            {t.lastError && (
-              <Text
-                color={v.color}
-              >{`    ${cut(`${t.state === 'failing' ? 'last error' : 'why'}: ${t.lastError}`, width - 5)}`}</Text>
-            )}
+            {notFiring(t) !== null && <Text color={v.color}>{`    ${cut(notFiring(t)!, width - 5)}`}</Text>}
           </Box>
         );
       })}

@@ -155,6 +155,23 @@ t.test('the triggers pages, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
     t.match(await mailbox.textContent(), /not connected/, "the email connection's state");
     await screenshot(page, 'console-triggers');
     t.same(await axeCheck(page), [], 'the triggers page: no serious accessibility violation');
+
+    const row = page.getByRole('row', { name: /Nightly/ });
+    await row.getByRole('button', { name: 'Pause the schedules of Nightly in PRODUCTION' }).click();
+    await page.getByText('The schedules of Nightly in PRODUCTION are paused.').waitFor();
+    await row.getByRole('button', { name: 'Resume the schedules of Nightly in PRODUCTION' }).waitFor();
+    t.match(await row.textContent(), /disabled.*Paused: wfx schedules resume/, 'a paused schedule says so');
+    t.equal(await fires.count(), 0, 'and lists no fire times');
+    const paused = (await api('GET', '/admin/triggers')).body.items as TriggerHealth[];
+    t.match(
+      paused.find((x) => x.flowName === 'Nightly'),
+      { state: 'disabled', nextFire: null },
+      'the daemon paused it',
+    );
+    await row.getByRole('button', { name: 'Resume the schedules of Nightly in PRODUCTION' }).click();
+    await page.getByText('The schedules of Nightly in PRODUCTION fire again.').waitFor();
+    await fires.waitFor();
+    t.match(await row.textContent(), /active/, 'resumed, it fires again');
   });
 
   await t.test('the delivery log: headers and body, then Redeliver starts a run', async (t) => {
