@@ -1,6 +1,7 @@
 /*
  * The cells every table of executions shows alike (the list's rows, the comparison's candidates):
- * state, when it started, how long it took, its correlation key.
+ * state (a start its flow's concurrency limit holds back: its place in the queue), when it
+ * started, how long it took, its correlation key.
  */
 import type { InstanceSummary } from '../../shared/api/process.js';
 import { durationBetween, formatTime } from '../model/format.js';
@@ -19,6 +20,12 @@ export function ExecutionCells({ e, now }: Props) {
     <>
       <td>
         <StateBadge state={e.state} />
+        {e.queuePosition !== undefined && (
+          <span
+            class="tag"
+            title="Waits for a slot of its flow's concurrency limit"
+          >{`queued #${e.queuePosition}`}</span>
+        )}
       </td>
       <td>
         <time dateTime={e.startTime}>{formatTime(e.startTime)}</time>

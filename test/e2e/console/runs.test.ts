@@ -90,14 +90,25 @@ function unexpected(problems: readonly PageProblem[]): PageProblem[] {
 /** The id of the execution whose page is shown. */
 const shownExecution = (page: Page) => decodeURIComponent(new URL(page.url()).pathname.split('/').at(-1)!);
 
+const ONE_AT_A_TIME = '0b1c2d3e-4f5a-4b6c-9d7e-8f9a0b1c2d3e';
+/** One run at a time; each waits at an input node until cancelled. */
+const LIMITED_FLOW = `processId: ${ONE_AT_A_TIME}
+name: One at a time
+concurrency: { limit: 1 }
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`;
+
 t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP }, async (t) => {
   const cwd = t.testdir({});
   // Slow bulk operations (one execution a second): one can be cancelled from its page while it runs.
   const { url } = await startDaemon(t, { cwd, args: ['--bulk-rate', '1'] });
   const admin = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
   const api = (method: string, path: string, body?: object) => callDaemon(url, admin, method, path, body);
-  for (const source of [ORDER_FLOW, monthEnd('one'), monthEnd('two'), NIGHTLY_FLOW, WAITING_FLOW, SPAWNER_FLOW])
-    t.equal((await api('POST', '/admin/flows', { source })).status, 200);
+  const flows = [ORDER_FLOW, monthEnd('one'), monthEnd('two'), NIGHTLY_FLOW, WAITING_FLOW, SPAWNER_FLOW, LIMITED_FLOW];
+  for (const source of flows) t.equal((await api('POST', '/admin/flows', { source })).status, 200);
   const executionsOf = async (processId: string) =>
     (await api('GET', `/process/instances?processId=${processId}`)).body.items as {
       processInstanceId: string;
@@ -276,6 +287,22 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
     t.match(await page.locator('#bulk-progress-words').textContent(), new RegExp(`${op.pending} not reached`));
     const states = await Promise.all(ids.map(async (id) => (await api('GET', `/process/instance/${id}`)).body.state));
     t.equal(states.filter((s) => s === 'CANCELLED').length, op.done, 'exactly those done are cancelled');
+  });
+
+  await t.test('starts held back by a concurrency limit show their place in the queue', async (t) => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++)
+      ids.push((await api('POST', '/process/start', { processId: ONE_AT_A_TIME, data: {} })).body.processInstanceId);
+    await page.goto(`${url}/executions?processId=${ONE_AT_A_TIME}`);
+    const rowOf = (id: string) => page.locator('tr[data-row]', { hasText: id });
+    await rowOf(ids[2]!).getByText('queued #2').waitFor();
+    t.match(await rowOf(ids[1]!).textContent(), /queued #1/, 'the next to start is first in the queue');
+    t.notMatch(await rowOf(ids[0]!).textContent(), /queued/, 'the one holding the slot is not queued');
+    t.same(await axeCheck(page), [], 'the list with queued starts: no serious accessibility violation');
+    await page.goto(`${url}/executions/${ids[2]!}`);
+    await page.getByText("queued #2: waits for a slot of the flow's concurrency limit").waitFor();
+    t.pass('the execution page says where it waits');
+    for (const id of ids) await api('POST', `/process/instance/${id}/cancel`);
   });
 
   await t.test('the whole tree of an ended execution cancelled from its page, with the count', async (t) => {
