@@ -11,7 +11,8 @@ export function registerConsole(program: Command, ctx: CliContext): void {
     .option('--no-open', 'print the link instead of opening a browser')
     .addHelpText(
       'after',
-      "\nThe browser is $BROWSER, else the system's default (xdg-open, open, start).\n" +
+      "\nThe browser is $BROWSER, else the system's default (xdg-open, open, start). When none opens\n" +
+        '(no display, as over SSH or in a container; an opener that fails), the link is printed.\n' +
         'Examples:\n  $ wfx console\n  $ wfx console --no-open',
     )
     .action(async (opts: { open: boolean }, cmd: Command) => {
@@ -25,22 +26,49 @@ export function registerConsole(program: Command, ctx: CliContext): void {
         ctx.stdout.write(`${url}\n`);
         return;
       }
-      const opened = await openBrowser(ctx, url);
       const consoleAt = new URL('/', client.connection.url).href;
-      if (opened) ctx.stdout.write(`opened the console (${consoleAt}) in your browser\n`);
-      else ctx.stdout.write(`could not open a browser; open this link (good once, for two minutes):\n${url}\n`);
+      const opened = await openBrowser(ctx, url);
+      if (opened === null) ctx.stdout.write(`opened the console (${consoleAt}) in your browser\n`);
+      else
+        ctx.stdout.write(
+          `could not open a browser (${opened}); open this link (good once, for two minutes):\n${url}\n`,
+        );
     });
 }
 
-/** Starts the user's browser on `url`, detached; false when it could not be started. */
-function openBrowser(ctx: CliContext, url: string): Promise<boolean> {
+/** How long an opener may run before it counts as a browser that took the link and stays open. */
+const OPENER_SETTLE_MS = 3000;
+
+/**
+ * Starts the user's browser on `url`, detached: null once it took the link, else why not. An
+ * opener that exits with a failure (xdg-open with no browser, BROWSER=/bin/false) did not open
+ * one; one still running after OPENER_SETTLE_MS is a browser that took the link. With no display
+ * (an SSH session, a container) and no $BROWSER, nothing is tried.
+ */
+function openBrowser(ctx: CliContext, url: string): Promise<string | null> {
+  const noDisplay =
+    !ctx.env.BROWSER &&
+    process.platform !== 'darwin' &&
+    process.platform !== 'win32' &&
+    !ctx.env.DISPLAY &&
+    !ctx.env.WAYLAND_DISPLAY;
+  if (noDisplay) return Promise.resolve('no display: DISPLAY and WAYLAND_DISPLAY are unset');
   const [command, ...args] = browserCommand(ctx);
   return new Promise((resolve) => {
     const child = spawn(command!, [...args, url], { detached: true, stdio: 'ignore' });
-    child.once('error', () => resolve(false));
-    child.once('spawn', () => {
+    const timer = setTimeout(() => {
+      child.removeAllListeners('exit');
       child.unref();
-      resolve(true);
+      resolve(null);
+    }, OPENER_SETTLE_MS);
+    timer.unref();
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      resolve(`${command}: ${err.code === 'ENOENT' ? 'not found' : err.message}`);
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve(code === 0 ? null : `${command} ${signal !== null ? `ended by ${signal}` : `exited with ${code}`}`);
     });
   });
 }

@@ -56,6 +56,24 @@ t.test('wfx console opens $BROWSER on the link', async (t) => {
 
   const none = await wfxIn(['console'], { cwd, env: { BROWSER: join(cwd, 'no-such-browser') } });
   t.equal(none.code, 0);
-  t.match(none.stdout, /could not open a browser/);
+  t.match(none.stdout, /could not open a browser \(\S+no-such-browser: not found\)/);
   t.match(none.stdout, /auth\/link\?token=/);
+});
+
+t.test('wfx console prints the link when no browser opens: a failing opener, no display', async (t) => {
+  const cwd = t.testdir({});
+  const { url } = await startDaemon(t, { cwd });
+  const link = new RegExp(`\n${url}/auth/link\\?token=[A-Za-z0-9_-]{43}\n$`);
+
+  const failing = await wfxIn(['console'], { cwd, env: { BROWSER: '/bin/false' } });
+  t.equal(failing.code, 0, failing.stderr);
+  t.match(failing.stdout, /^could not open a browser \(\/bin\/false exited with 1\); open this link/);
+  t.notMatch(failing.stdout, /opened the console/, 'it does not say it opened one');
+  t.match(failing.stdout, link, 'the link, to open by hand');
+  t.equal((await open(failing.stdout.trim().split('\n').at(-1)!)).status, 303, 'and it signs in');
+
+  const headless = await wfxIn(['console'], { cwd, env: { BROWSER: '', DISPLAY: '', WAYLAND_DISPLAY: '' } });
+  t.equal(headless.code, 0, headless.stderr);
+  t.match(headless.stdout, /^could not open a browser \(no display: DISPLAY and WAYLAND_DISPLAY are unset\)/);
+  t.match(headless.stdout, link);
 });
