@@ -2,6 +2,7 @@ import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import type { WfxClient } from '../../src/client/client.js';
 import { chatServer } from '../helpers/chat-server.js';
@@ -9,7 +10,7 @@ import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
 // The example of flows/: on any failed execution, POST its summary to {env.CHAT_WEBHOOK_URL}.
-const ALERT_YAML = readFileSync(new URL('../../../flows/failure-alert.yaml', import.meta.url), 'utf8');
+const ALERT_YAML = readFileSync(new URL('../../../flows/opt-in/failure-alert.yaml', import.meta.url), 'utf8');
 const ALERT = /^processId: (\S+)$/m.exec(ALERT_YAML)![1]!;
 const FAILING = '0192f0c0-0000-7000-8000-00000000e1e1';
 const FAILING_YAML = `processId: ${FAILING}
@@ -139,4 +140,29 @@ t.test('SIGKILL right after the end is durable: the alert starts once after the 
     chat.posts.map((p) => (p.execution as { id: string }).id).sort(),
     failures.map((f) => f.processInstanceId).sort(),
   );
+});
+
+t.test("npm start's flows/ leave the alert out: one failing run is one failure group", async (t) => {
+  // As `npm start` runs the daemon: every flow of flows/ published at start.
+  const flows = fileURLToPath(new URL('../../../flows', import.meta.url));
+  const cwd = t.testdir({ 'failing.yaml': FAILING_YAML });
+  const daemon = await startDaemon(t, { cwd, args: ['--flows', flows] });
+  const client = await adminClient(cwd, daemon.url);
+  const listed = await eventually('the examples are published', async () => {
+    const items = (await client.flows.list()).items;
+    return items.some((f) => f.name === 'Order approval') && items;
+  });
+  t.notOk(
+    listed.some((f) => f.processId === ALERT),
+    'the opt-in alert is not among them',
+  );
+  const published = await wfxIn(['flow', 'publish', 'failing.yaml'], { cwd });
+  t.equal(published.code, 0, published.stderr);
+  const res = await wfxIn(['run', FAILING, '--data', '{"source":"s3"}', '--wait'], { cwd });
+  t.equal(res.code, 1, 'the flow fails');
+  const failures = await wfxIn(['instances', 'failures', '--json'], { cwd });
+  t.equal(failures.code, 0, failures.stderr);
+  const groups = (JSON.parse(failures.stdout) as { groups: Array<{ processId: string; count: number }> }).groups;
+  t.match(groups, [{ processId: FAILING, count: 1 }], 'one group: the failed run, no failed alert beside it');
+  t.equal(groups.length, 1);
 });

@@ -18,7 +18,7 @@ import { partitionOf } from '../../src/daemon/state/ids.js';
  * daemon holds it, and the loop guard stops a flow its own failure would start again.
  */
 
-const ALERT_YAML = readFileSync(new URL('../../../flows/failure-alert.yaml', import.meta.url), 'utf8');
+const ALERT_YAML = readFileSync(new URL('../../../flows/opt-in/failure-alert.yaml', import.meta.url), 'utf8');
 const ALERT = /^processId: (\S+)$/m.exec(ALERT_YAML)![1]!;
 
 /** A flow that fails at its gateway (NO_BRANCH_MATCHED), with `triggers` (YAML list items) if any. */

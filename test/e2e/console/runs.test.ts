@@ -292,7 +292,9 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
   await t.test('starts held back by a concurrency limit show their place in the queue', async (t) => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
-      ids.push((await api('POST', '/process/start', { processId: ONE_AT_A_TIME, data: {} })).body.processInstanceId);
+      ids.push(
+        (await api('POST', '/process/start', { processId: ONE_AT_A_TIME, data: {} })).body.processInstanceId as string,
+      );
     await page.goto(`${url}/executions?processId=${ONE_AT_A_TIME}`);
     const rowOf = (id: string) => page.locator('tr[data-row]', { hasText: id });
     await rowOf(ids[2]!).getByText('queued #2').waitFor();
