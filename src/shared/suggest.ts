@@ -26,6 +26,24 @@ export function editDistance(a: string, b: string, limit: number): number {
   return prev[b.length]!;
 }
 
+/** Words other form and flow tools use for values of ours (lower case): what `closestName` offers for them. */
+const SYNONYMS: Readonly<Record<string, string>> = {
+  dropdown: 'select',
+  combobox: 'select',
+  choice: 'select',
+  multiselect: 'checkbox',
+  checkboxes: 'checkbox',
+  radiobutton: 'radio',
+  text: 'textbox',
+  string: 'text',
+  input: 'textbox',
+  integer: 'number',
+  bool: 'boolean',
+  list: 'array',
+  upload: 'file',
+  datetime: 'date',
+};
+
 /**
  * The allowed name `word` most likely mistypes, or undefined: case is ignored, and the distance
  * allowed is two edits in five of the word (at least one), so that a plural (`retries` for
@@ -34,6 +52,9 @@ export function editDistance(a: string, b: string, limit: number): number {
  */
 export function closestName(word: string, allowed: Iterable<string>): string | undefined {
   const w = word.toLowerCase();
+  // Another tool's word for one of ours is no few letters apart: known ones are named.
+  const synonym = Object.hasOwn(SYNONYMS, w) ? SYNONYMS[w] : undefined;
+  if (synonym !== undefined && synonym !== word && [...allowed].includes(synonym)) return synonym;
   const limit = Math.max(1, Math.ceil(w.length * 0.4));
   let best: string | undefined;
   let bestDistance = limit + 1;

@@ -20,3 +20,12 @@ t.test('closestName offers a near name, ignores case, and offers nothing for oth
   t.equal(closestName('nxt', ['next', 'nest']), 'next', 'ties go to the first listed');
   t.equal(closestName('ab', ['xy']), undefined, 'short words need a near match');
 });
+
+t.test("closestName names ours for another tool's word, only where ours is allowed", async (t) => {
+  const inputTypes = ['textbox', 'textarea', 'number', 'date', 'select', 'checkbox', 'radio', 'file', 'form'];
+  t.equal(closestName('dropdown', inputTypes), 'select');
+  t.equal(closestName('Dropdown', inputTypes), 'select', 'case aside');
+  t.equal(closestName('multiselect', inputTypes), 'checkbox');
+  t.equal(closestName('dropdown', ['text', 'number']), undefined, 'not offered where select is not allowed');
+  t.equal(closestName('constructor', inputTypes), undefined, "an object's own keys are no synonyms");
+});

@@ -6,6 +6,7 @@ import { table } from '../format.js';
 import { WfxError } from '../../shared/errors.js';
 import { flowSchema } from '../../shared/flow/schema.js';
 import { inputFields } from '../../shared/flow/inputs.js';
+import { duplicateProcessId, sharedProcessIds } from '../../shared/flow/duplicate-ids.js';
 import { publishOrder } from '../../shared/flow/publish-order.js';
 import { isFlowTestFile } from '../../shared/flow/files.js';
 import type { FlowDefinition, Trigger } from '../../shared/flow/types.js';
@@ -43,10 +44,22 @@ export function registerFlow(program: Command, ctx: CliContext): void {
     .action(async (given: string[], opts: { env: Environment; offline?: boolean }, cmd: Command) => {
       const files = flowsOnly(ctx, given);
       const results: ValidateResult[] = [];
+      const processIds = new Map<ValidateResult, string>();
       for (const file of files) {
         const source = (await readUserFile(ctx, file)).toString('utf8');
         const v = validateFlowSource(source);
-        results.push({ file, ok: v.ok, problems: v.problems, source });
+        const r: ValidateResult = { file, ok: v.ok, problems: v.problems, source };
+        if (v.ok) processIds.set(r, v.flow.processId);
+        results.push(r);
+      }
+      // Files that share a processId: a publish of them would replace one with the other.
+      for (const [r, twin] of sharedProcessIds(
+        results,
+        (r) => processIds.get(r) ?? null,
+        (r) => r.file,
+      )) {
+        r.ok = false;
+        r.problems = [...r.problems, duplicateProcessId(twin.processId, twin.others, r.source)];
       }
       const offline = opts.offline === true ? 'offline' : await checkWithDaemon(ctx, cmd, results, opts.env);
       const checked = offline === null ? 'daemon' : 'offline';
@@ -105,8 +118,23 @@ export function registerFlow(program: Command, ctx: CliContext): void {
       }
       const results: unknown[] = [];
       let failed = 0;
+      // Files that share a processId would replace each other: each is refused, naming the others.
+      const shared = sharedProcessIds(
+        read,
+        (r) => r.flow?.processId ?? null,
+        (r) => r.file,
+      );
       // An agent's tool flows first (its publish checks them); otherwise in the order given.
-      for (const { file, source } of publishOrder(read, (r) => r.flow)) {
+      for (const item of publishOrder(read, (r) => r.flow)) {
+        const { file, source } = item;
+        const twin = shared.get(item);
+        if (twin) {
+          failed++;
+          const problem = duplicateProcessId(twin.processId, twin.others, source);
+          results.push({ file, ok: false, problems: [problem] });
+          if (!globals(cmd).json) ctx.stderr.write(`${formatProblem(file, problem)}\n`);
+          continue;
+        }
         try {
           const r = await client.flows.publish({
             source,

@@ -1,12 +1,14 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isFlowFile } from '../../shared/flow/files.js';
+import { duplicateProcessId, sharedProcessIds } from '../../shared/flow/duplicate-ids.js';
 import { publishOrder } from '../../shared/flow/publish-order.js';
 import type { FlowProblem } from '../../shared/flow/validate.js';
 import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
 import type { DurableStore } from '../store/store.js';
 import { inlineFlowChecker, type CheckedFlow, type FlowChecker } from './check.js';
+import { FlowFileOwners } from './file-owners.js';
 import { publishFlow, type PublishResult } from './publish.js';
 import { errorMessage } from '../../shared/errors.js';
 
@@ -26,26 +28,62 @@ export async function publishFlowDir(
   dir: string,
   target: { organization: string; environment: Environment },
   checker: FlowChecker = inlineFlowChecker(),
+  owners: FlowFileOwners = new FlowFileOwners(),
 ): Promise<FileOutcome[]> {
   const names = (await readdir(dir)).filter(isFlowFile).sort();
   const read: Array<ReadFile | FileOutcome> = [];
   for (const name of names) read.push(await readFlowFile(join(dir, name), target.organization, checker));
+  const shared = sharedProcessIds(
+    read,
+    (r) => ('checked' in r ? r.checked.flow.processId : null),
+    (r) => r.file,
+  );
   // The tools of an agent flow first: publishing the agent checks them (in file order otherwise).
   const ordered = publishOrder(read, (r) => ('checked' in r ? r.checked.flow : null));
   const outcomes = new Map<string, FileOutcome>();
-  for (const r of ordered) outcomes.set(r.file, 'checked' in r ? await publish(store, r, target, checker) : r);
+  for (const r of ordered) {
+    const twin = shared.get(r);
+    const outcome: FileOutcome = !('checked' in r)
+      ? r
+      : twin
+        ? refusedTwin(r, twin.processId, twin.others)
+        : await publishOwned(store, r, target, checker, owners);
+    outcomes.set(r.file, outcome);
+  }
   return read.map((r) => outcomes.get(r.file)!);
 }
 
-/** Validates and publishes one flow file; a problem is reported in the outcome, never thrown. */
+/**
+ * Validates and publishes one flow file; a problem is reported in the outcome, never thrown.
+ * With `owners`, a file whose processId another file of theirs still has is refused.
+ */
 export async function publishFlowFile(
   store: DurableStore<WfxState, WfxRecord>,
   file: string,
   target: { organization: string; environment: Environment },
   checker: FlowChecker = inlineFlowChecker(),
+  owners: FlowFileOwners = new FlowFileOwners(),
 ): Promise<FileOutcome> {
   const r = await readFlowFile(file, target.organization, checker);
-  return 'checked' in r ? publish(store, r, target, checker) : r;
+  return 'checked' in r ? publishOwned(store, r, target, checker, owners) : r;
+}
+
+/** Publishes `r` unless another file of `owners` has its processId (then refuses it). */
+async function publishOwned(
+  store: DurableStore<WfxState, WfxRecord>,
+  r: ReadFile,
+  target: { organization: string; environment: Environment },
+  checker: FlowChecker,
+  owners: FlowFileOwners,
+): Promise<FileOutcome> {
+  const processId = r.checked.flow.processId;
+  const other = await owners.claim(r.file, processId);
+  return other === null ? publish(store, r, target, checker) : refusedTwin(r, processId, [other]);
+}
+
+/** The outcome of a file refused for sharing `processId` with the files `others`. */
+function refusedTwin(r: ReadFile, processId: string, others: readonly string[]): FileOutcome {
+  return { file: r.file, ok: false, problems: [duplicateProcessId(processId, others, r.source)] };
 }
 
 /** A flow file read and found valid. */

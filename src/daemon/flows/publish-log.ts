@@ -5,6 +5,7 @@ import type { WfxRecord } from '../state/records.js';
 import type { Environment, WfxState } from '../state/state.js';
 import type { RecordStore } from '../store/record-store.js';
 import type { FlowChecker } from './check.js';
+import type { FlowFileOwners } from './file-owners.js';
 import { publishFlowDir, type FileOutcome } from './load-dir.js';
 
 /**
@@ -17,9 +18,10 @@ export async function publishFlows(
   environment: Environment,
   logger: Logger,
   checker: FlowChecker,
+  owners?: FlowFileOwners,
 ): Promise<FileOutcome[]> {
   const target = { organization: 'default', environment };
-  const outcomes = await publishFlowDir(store, dir, target, checker).catch((err: unknown) => {
+  const outcomes = await publishFlowDir(store, dir, target, checker, owners).catch((err: unknown) => {
     logger.warn({ err, dir }, 'flows: cannot read the flows directory');
     return [];
   });

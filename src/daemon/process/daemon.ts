@@ -17,6 +17,7 @@ import { EmailTriggers } from '../triggers/email.js';
 import { Scheduler } from '../triggers/schedules.js';
 import { createFlowCheckPool } from '../flows/check-pool.js';
 import { CoverageBoard } from '../flows/coverage-board.js';
+import { FlowFileOwners } from '../flows/file-owners.js';
 import { publishFlowFile, type FileOutcome } from '../flows/load-dir.js';
 import { logOutcome, publishFlows } from '../flows/publish-log.js';
 import { RefusedFlowFiles } from '../flows/refused-files.js';
@@ -165,10 +166,12 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     // Flows are checked off the event loop, at start (--flows) as over the API.
     const flowChecker = createFlowCheckPool();
     cleanup.unshift(() => flowChecker.close());
+    // Which file each processId was published from: a second file with one is refused.
+    const flowFiles = new FlowFileOwners();
     const publishFile = async (file: string, environment: Environment): Promise<FileOutcome> => {
       // The directory is partition 0's holder's to write (another daemon sharing the database).
       const outcome: FileOutcome = directory
-        ? await publishFlowFile(store, file, { organization: 'default', environment }, flowChecker)
+        ? await publishFlowFile(store, file, { organization: 'default', environment }, flowChecker, flowFiles)
         : { file, ok: false, problems: [], error: 'another daemon of the database holds its directory: publish there' };
       logOutcome(logger, outcome, environment);
       refused.note(outcome, environment);
@@ -179,7 +182,7 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     cleanup.unshift(() => refused.close());
     if (options.flowsDir && directory) {
       const environment = options.flowsEnvironment ?? 'PRODUCTION';
-      const outcomes = await publishFlows(store, options.flowsDir, environment, logger, flowChecker);
+      const outcomes = await publishFlows(store, options.flowsDir, environment, logger, flowChecker, flowFiles);
       for (const o of outcomes) refused.note(o, environment);
     }
     const webhooks = new WebhookReceiver({

@@ -12,6 +12,7 @@ import { activeTriggers, subjectOf, type TriggerSubject } from '../state/active-
 import type { RecordStore } from '../store/record-store.js';
 import { MailboxWatch } from './email-mailbox.js';
 import { passesFilters } from './email-filters.js';
+import type { TriggerStartKey } from '../../shared/flow/trigger-data.js';
 
 type EmailTrigger = Extract<Trigger, { type: 'email' }>;
 
@@ -249,7 +250,7 @@ export class EmailTriggers {
         emailDate: mail.date?.toISOString() ?? null,
         triggerType: 'email',
         emailAttachments: stored.map((f) => ({ fileId: f.fileId, name: f.name, mimeType: f.mimeType, bytes: f.bytes })),
-      };
+      } satisfies Record<TriggerStartKey<'email'>, unknown>;
       // A trigger's debounce holds its start back, its throttle drops what is over its rate (start-pacing.ts).
       const paced = this.pacer.pace(
         targets.map(({ target }) => ({

@@ -11,6 +11,7 @@ import type { Engine, StartRequest } from '../engine/engine.js';
 import type { WfxRecord } from '../state/records.js';
 import { STATE, type Environment, type ScheduleFires } from '../state/state.js';
 import { planOverlap, type OverlapTurn } from './schedule-overlap.js';
+import type { TriggerStartKey } from '../../shared/flow/trigger-data.js';
 
 /** The schedule a turn is of. */
 export interface ScheduleTurnOf {
@@ -60,7 +61,7 @@ export async function scheduleTurn(
     organization: s.organization,
     processId: s.processId,
     environment: s.environment,
-    data: { scheduledTime: at, triggerType: 'schedule' },
+    data: { scheduledTime: at, triggerType: 'schedule' } satisfies Record<TriggerStartKey<'schedule'>, unknown>,
   }));
   let refused = '';
   // The common schedule (allow, nothing waiting) writes no overlap state.

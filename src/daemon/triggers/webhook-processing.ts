@@ -28,6 +28,7 @@ import { keepDelivery } from './webhook-kept.js';
 import type { StartPacer } from './start-pacing.js';
 import type { Trigger } from '../../shared/flow/types.js';
 import { sharedEnvironmentOf, subscribesIn, wayOut } from './webhook-route.js';
+import type { TriggerStartKey } from '../../shared/flow/trigger-data.js';
 
 /** What the processing is given by the receiver (WebhookReceiverOptions, resolved). */
 export interface DeliveryProcessorOptions {
@@ -193,7 +194,7 @@ export class DeliveryProcessor {
       webhookTraceId: d.headers.traceparent ?? d.headers['x-request-id'] ?? d.deliveryId,
       webhookRawBody: d.body,
       webhookEventTimestamp: verdict.timestamp,
-    };
+    } satisfies Record<TriggerStartKey<'webhook'>, unknown>;
     const orgFlows = Object.values(state.flows).filter((flow) => flow.organization === w.organization);
     const matches = (tr: Trigger): tr is Extract<Trigger, { type: 'webhook' }> =>
       tr.type === 'webhook' &&

@@ -27,6 +27,8 @@ export type FlowProblemCode =
   | 'UNKNOWN_DOMAIN'
   | 'JOB_INPUT_MISMATCH'
   | 'SECRET_NOT_ALLOWED'
+  | 'DUPLICATE_PROCESS_ID'
+  | 'TRIGGER_INPUTS_UNMET'
   | LimitProblemCode;
 
 /** One thing wrong with a flow, located as precisely as the file allows. */

@@ -15,6 +15,7 @@ import { checkNodes } from './node-rules.js';
 import { isRecord } from '../json-object.js';
 import type { At, FlowProblem } from './problems.js';
 import { inputsProblem } from './inputs.js';
+import { triggerInputsProblem } from './trigger-data.js';
 import { CONTAINER_TYPES, SEED_NODE_TYPES, type FlowDefinition, type FlowNode } from './types.js';
 
 export type { FlowProblem, FlowProblemCode } from './problems.js';
@@ -87,10 +88,11 @@ export function validateFlowValue(
     return { ok: false, problems: dedupe(problems) };
   }
   const flow = value as Record<string, unknown>;
-  const nodes = isRecord(flow.nodes) ? (flow.nodes as Record<string, FlowNode>) : {};
+  // A list's graph is not looked at: its "0 startEvents" would hide what is wrong (said below).
+  const nodes = isRecord(flow.nodes) ? (flow.nodes as Record<string, FlowNode>) : null;
 
   // Node types first: a node of a type the engine cannot run is reported by name, not by schema noise.
-  const maps = nodeMaps(nodes, ['nodes']);
+  const maps = nodes === null ? [] : nodeMaps(nodes, ['nodes']);
   const badType = new Set<string>();
   for (const { path, nodes: map } of maps) {
     for (const [id, node] of Object.entries(map)) {
@@ -129,6 +131,13 @@ export function validateFlowValue(
     at(code, [...path, ...extra], message, path.concat(code === 'SCHEMA' && extra.length ? extra : []));
   }
 
+  if (Array.isArray(flow.nodes))
+    // After the schema's "must be object" at the same place, which it replaces.
+    at(
+      'SCHEMA',
+      ['nodes'],
+      'nodes must be a mapping of node ids to nodes, not a list: write "start: { type: startEvent, ... }", not "- start: ..."',
+    );
   for (const { path, nodes: map } of maps) {
     const bad = new Set(Object.keys(map).filter((id) => badType.has([...path, id].join('/'))));
     checkGraph(map, path, bad, at);
@@ -141,6 +150,8 @@ export function validateFlowValue(
   if (Array.isArray(flow.triggers)) {
     flow.triggers.forEach((trigger, i) => {
       const type = isRecord(trigger) ? (trigger as { type?: unknown }).type : undefined;
+      const unmet = isRecord(flow.inputs) ? triggerInputsProblem(type, flow.inputs) : null;
+      if (unmet !== null) at('TRIGGER_INPUTS_UNMET', ['triggers', i], unmet);
       const sender = isRecord(trigger) && isRecord(trigger.filters) ? trigger.filters.senderMatches : undefined;
       if (type === 'email' && typeof sender === 'string') {
         try {

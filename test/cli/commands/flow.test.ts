@@ -235,3 +235,31 @@ t.test('wfx flow promote: production runs the version development runs, the same
   ).body.apiKey as string;
   t.equal((await callDaemon(url, other, 'POST', `/admin/flows/${PID}/promote`, body)).body.error, 'PROCESS_NOT_FOUND');
 });
+
+t.test('two files with one processId: validate says so, publish refuses both and publishes the rest', async (t) => {
+  const OTHER = GOOD.replace('0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11', '5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f');
+  const cwd = t.testdir({ 'a.yaml': GOOD, 'b.yaml': GOOD.replace('Good', 'Copy'), 'c.yaml': OTHER });
+  const validated = await wfxIn(['flow', 'validate', '--offline', 'a.yaml', 'b.yaml', 'c.yaml'], { cwd });
+  t.equal(validated.code, 2);
+  t.match(
+    validated.stderr,
+    /^a\.yaml:1:1: processId: processId 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 is also the processId of b\.yaml: each flow file needs a processId of its own .*\[DUPLICATE_PROCESS_ID\]$/m,
+  );
+  t.match(validated.stderr, /^b\.yaml:1:1: .*also the processId of a\.yaml.*\[DUPLICATE_PROCESS_ID\]$/m);
+  t.equal(validated.stdout, 'c.yaml: ok\n');
+
+  const { url } = await startDaemon(t, { cwd });
+  const published = await wfxIn(['flow', 'publish', 'a.yaml', 'b.yaml', 'c.yaml'], { cwd });
+  t.equal(published.code, 2, 'exit 2: files not published');
+  t.match(published.stderr, /^a\.yaml:1:1: .*\[DUPLICATE_PROCESS_ID\]$/m);
+  t.match(published.stderr, /^b\.yaml:1:1: .*\[DUPLICATE_PROCESS_ID\]$/m);
+  t.match(published.stderr, /FLOW_INVALID: 2 of 3 files not published/);
+  t.match(published.stdout, /^c\.yaml: Good version 1 active in PRODUCTION/m, 'the other file is published');
+  const bootstrap = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+  const flows = await callDaemon(url, bootstrap, 'GET', '/admin/flows');
+  t.same(
+    (flows.body.items as Array<{ processId: string }>).map((f) => f.processId),
+    ['5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f'],
+    'neither of the two replaced the other',
+  );
+});

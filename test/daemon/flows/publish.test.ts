@@ -3,7 +3,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { activateVersion, publishFlow } from '../../../src/daemon/flows/publish.js';
-import { publishFlowDir } from '../../../src/daemon/flows/load-dir.js';
+import { FlowFileOwners } from '../../../src/daemon/flows/file-owners.js';
+import { publishFlowDir, publishFlowFile } from '../../../src/daemon/flows/load-dir.js';
 import { applyRecord, type WfxRecord } from '../../../src/daemon/state/records.js';
 import { initialState, type WfxState } from '../../../src/daemon/state/state.js';
 import { Store } from '../../../src/daemon/store/store.js';
@@ -265,4 +266,50 @@ t.test('a flow directory: an agent whose file sorts before its tools publishes',
     'outcomes in file order, every one published',
   );
   for (const pid of [AGENT, TOOL, OTHER_TOOL]) t.same(s.state.flows[pid]?.active, { PRODUCTION: '1' });
+});
+
+t.test('two flow files with one processId are both refused, naming each other; a later file too', async (t) => {
+  const yaml = (name: string) =>
+    `processId: ${PID}\nname: ${name}\nnodes:\n  start: { type: startEvent, next: done }\n  done: { type: endEvent }\n`;
+  const root = t.testdir({
+    flows: { 'a.yaml': yaml('A'), 'b.yaml': yaml('B'), 'c.yaml': yaml('C').replace(PID, AGENT) },
+    store: {},
+  });
+  const s = await store(t, join(root, 'store'));
+  const dir = join(root, 'flows');
+  const outcomes = await publishFlowDir(s, dir, inProduction);
+  t.same(
+    outcomes.map((o) => [o.file.split('/').pop(), o.ok]),
+    [
+      ['a.yaml', false],
+      ['b.yaml', false],
+      ['c.yaml', true],
+    ],
+  );
+  t.match(outcomes[0], {
+    problems: [
+      { code: 'DUPLICATE_PROCESS_ID', property: 'processId', line: 1, column: 1, message: /also the processId of b\.yaml/ },
+    ],
+  });
+  t.match(outcomes[1], { problems: [{ code: 'DUPLICATE_PROCESS_ID', message: /also the processId of a\.yaml/ }] });
+  t.equal(s.state.flows[PID], undefined, 'neither replaced the other: the flow is not published');
+
+  // As `wfx dev` publishes a file on each save: a file's processId stays its own while it has it.
+  const owners = new FlowFileOwners();
+  await writeFile(join(dir, 'b.yaml'), yaml('B').replace(PID, TOOL));
+  t.match(await publishFlowFile(s, join(dir, 'a.yaml'), inProduction, undefined, owners), { ok: true });
+  const c = await publishFlowFile(s, join(dir, 'c.yaml'), inProduction, undefined, owners);
+  t.ok(c.ok, 'another processId publishes');
+  await writeFile(join(dir, 'd.yaml'), yaml('D'));
+  const d = await publishFlowFile(s, join(dir, 'd.yaml'), inProduction, undefined, owners);
+  t.match(d, { ok: false, problems: [{ code: 'DUPLICATE_PROCESS_ID', message: /also the processId of a\.yaml/ }] });
+  t.equal(s.state.flows[PID]?.versions['1']?.definition.name, 'A', "a's flow is left as it was");
+  t.same(Object.keys(s.state.flows[PID]!.versions), ['1']);
+  await writeFile(join(dir, 'a.yaml'), yaml('A').replace(PID, OTHER_TOOL));
+  t.match(
+    await publishFlowFile(s, join(dir, 'd.yaml'), inProduction, undefined, owners),
+    { ok: true },
+    'once a.yaml has another processId, d.yaml may have its old one',
+  );
+  t.equal(s.state.flows[PID]?.versions['2']?.definition.name, 'D');
 });

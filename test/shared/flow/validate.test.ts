@@ -25,6 +25,9 @@ t.test('the example flows (flows/, workers/) validate, and together use every no
   const used = new Set<string>();
   const files = [
     ...(await readdir(FLOWS_DIR)).filter(isFlowFile).map((name) => new URL(name, FLOWS_DIR)),
+    ...(await readdir(new URL('opt-in/', FLOWS_DIR)))
+      .filter(isFlowFile)
+      .map((name) => new URL(`opt-in/${name}`, FLOWS_DIR)),
     new URL('payment-charge.yaml', WORKERS_DIR),
   ];
   for (const file of files) {
@@ -835,4 +838,59 @@ t.test('a mistyped name is answered with the name it most likely means, and only
   }
   const top = problems(ok('  start: { type: startEvent, next: done }\n  done: { type: endEvent }') + '\ntrigers: []\n');
   t.match(top.map((p) => p.message).join('\n'), /unknown property "trigers"; did you mean "triggers"\?/);
+});
+
+t.test('a trigger whose starts the inputs always refuse is a problem at the trigger', async (t) => {
+  const flow = (inputs: string, trigger: string) =>
+    problems(
+      `${ok('  start: { type: startEvent, next: done }\n  done: { type: endEvent }')}\ninputs: ${inputs}\ntriggers:\n  - ${trigger}\n`,
+    );
+  const orderId = '{ type: object, required: [orderId], properties: { orderId: { type: string } } }';
+  t.match(flow(orderId, '{ type: webhook, webhook: shop }'), [
+    {
+      code: 'TRIGGER_INPUTS_UNMET',
+      property: 'triggers.0',
+      line: 8,
+      message: /inputs require "orderId", but a webhook trigger starts the flow with webhookPayload, .* only/,
+    },
+  ]);
+  t.match(flow(orderId, '{ type: schedule, cron: "0 2 * * *" }'), [
+    { code: 'TRIGGER_INPUTS_UNMET', message: /scheduledTime, triggerType only/ },
+  ]);
+  t.same(flow(orderId, '{ type: on-demand }'), [], 'started by hand, with any data');
+  t.same(
+    flow(
+      '{ type: object, required: [orderId], properties: { orderId: { type: string, default: none } } }',
+      '{ type: webhook, webhook: shop }',
+    ),
+    [],
+    'a default fills it in',
+  );
+  t.same(flow('{ type: object, required: [webhookPayload] }', '{ type: webhook, webhook: shop }'), [], 'what it gives');
+  t.match(
+    flow(
+      '{ type: object, additionalProperties: false, properties: { scheduledTime: { type: string } } }',
+      '{ type: schedule, cron: "0 2 * * *" }',
+    ),
+    [{ code: 'TRIGGER_INPUTS_UNMET', message: /allow no property they do not list.*"triggerType"/ }],
+  );
+});
+
+t.test("nodes written as a list, and another tool's word for an input type, are said as such", async (t) => {
+  const listed = problems(
+    'processId: 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11\nname: L\nnodes:\n  - start: { type: startEvent }\n',
+  );
+  t.match(listed, [{ code: 'SCHEMA', property: 'nodes', message: /a mapping of node ids to nodes, not a list/ }]);
+  t.notOk(
+    listed.some((p) => p.code === 'START_EVENT_COUNT'),
+    'no "0 startEvents" beside it',
+  );
+  t.match(
+    problems(
+      ok(
+        '  start: { type: startEvent, next: a }\n  a: { type: inputNode, inputType: dropdown, next: done }\n  done: { type: endEvent }',
+      ),
+    ),
+    [{ code: 'SCHEMA', message: /did you mean "select"\?/ }],
+  );
 });

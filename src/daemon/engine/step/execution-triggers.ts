@@ -15,6 +15,7 @@ import { admit, admitStarts } from './admit.js';
 import type { LaunchParams, StepContext } from './context.js';
 import { resolveStart } from './start-params.js';
 import { cancelOldest, placeStart, type Placement } from './concurrency.js';
+import type { TriggerStartKey } from '../../../shared/flow/trigger-data.js';
 
 /** What firing needs of the step (tokens.ts; a structural type, so that neither module imports the other). */
 interface StepWriter {
@@ -65,7 +66,7 @@ export function endedExecutionVariables(
       error: inst.error?.message ?? (state === 'COMPLETED' ? null : reason),
       output: inst.output,
     },
-  };
+  } satisfies Record<TriggerStartKey<'execution'>, unknown>;
 }
 
 /** The id of the last node instance of node `nodeId` (its name is on it). */
