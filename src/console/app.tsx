@@ -25,6 +25,7 @@ const MemoryAdminPage = lazy(() => import('./pages/admin/memory-page.js'));
 const KeysPage = lazy(() => import('./pages/admin/keys-page.js'));
 const SessionsPage = lazy(() => import('./pages/admin/sessions-page.js'));
 const SecretsPage = lazy(() => import('./pages/admin/secrets-page.js'));
+const EnvironmentPage = lazy(() => import('./pages/admin/environment-page.js'));
 const ComparePage = lazy(() => import('./pages/compare-page.js'));
 const RunPage = lazy(() => import('./pages/run-page.js'));
 const BulkListPage = lazy(() => import('./pages/bulk-list-page.js'));
@@ -79,6 +80,7 @@ const ROUTES: ReadonlyArray<readonly [path: string, page: ComponentType]> = [
   [`${ADMIN_BASE}/keys`, KeysPage],
   [`${ADMIN_BASE}/sessions`, SessionsPage],
   [`${ADMIN_BASE}/secrets`, SecretsPage],
+  [`${ADMIN_BASE}/environment`, EnvironmentPage],
   ['/flows/:processId/run', RunPage],
   ['/bulk', BulkListPage],
   ['/bulk/:bulkId', BulkPage],

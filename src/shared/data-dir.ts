@@ -44,4 +44,9 @@ export interface DaemonInfo {
   readonly startedAt: string;
   readonly version: string;
   readonly dataDir: string;
+  /**
+   * The environment the daemon publishes its flow files to, when it is `wfx dev`'s (DEVELOPMENT):
+   * the CLI's default environment for the commands that read or set one. Absent otherwise.
+   */
+  readonly flowsEnvironment?: 'DEVELOPMENT';
 }

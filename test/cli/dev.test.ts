@@ -39,6 +39,41 @@ t.test('wfx dev publishes flows/ to DEVELOPMENT at start and again when a file c
   t.equal(seen.filter((l) => /connects to \\?"nowhere/.test(l)).length, 1, 'each problem printed once');
 });
 
+t.test(
+  "under wfx dev: env values go to DEVELOPMENT, and a second file with a flow's processId is refused",
+  async (t) => {
+    const cwd = t.testdir({ flows: { 'hello.yaml': flow('Hello') } });
+    const child = spawnWfx(t, ['dev', '--port', '0'], { cwd });
+    const exited = once(child, 'exit');
+    const said: CliResult[] = [];
+    const steps = [
+      {
+        until: /published "Hello" \(version 1\) to DEVELOPMENT/,
+        then: async () => {
+          said.push(await wfxIn(['env', 'set', 'API_URL', 'http://127.0.0.1:9/dev'], { cwd }));
+          said.push(await wfxIn(['env', 'set', 'API_URL', 'http://127.0.0.1:9/prod', '--env', 'PRODUCTION'], { cwd }));
+          said.push(await wfxIn(['env', 'list'], { cwd }));
+          await writeFile(join(cwd, 'flows', 'copy.yaml'), flow('Copy'));
+        },
+      },
+      {
+        until: /copy\.yaml:1:1: .*also the processId of hello\.yaml.*DUPLICATE_PROCESS_ID/,
+        then: async () => void child.kill('SIGINT'),
+      },
+    ];
+    const { taken: step } = await stepThroughLines(child.stdout, steps);
+    await exited;
+    t.equal(step, steps.length, 'every step was seen: the copy was refused, naming hello.yaml');
+    const [dev, prod, list] = said;
+    t.equal(dev!.stdout, "API_URL set in DEVELOPMENT (wfx dev's environment; --env PRODUCTION for the other)\n");
+    t.equal(prod!.stdout, 'API_URL set in PRODUCTION\n');
+    t.match(
+      list!.stdout,
+      /^ENVIRONMENT\s+NAME\s+VALUE\nPRODUCTION\s+API_URL\s+http:\/\/127\.0\.0\.1:9\/prod\nDEVELOPMENT\s+API_URL\s+http:\/\/127\.0\.0\.1:9\/dev\n$/,
+    );
+  },
+);
+
 t.test('wfx dev publishes a file refused for an unknown webhook once the webhook is created', async (t) => {
   const hook = `processId: 5e6f7081-92a3-4b4c-8d5e-6f708192a3b4
 name: Hook

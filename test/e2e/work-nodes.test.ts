@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { startDaemon, wfxIn } from '../helpers/cli.js';
+import { eventually } from '../helpers/eventually.js';
 
 /** A daemon on a fresh data dir, in `cwd`; commands run in `cwd` (they find the daemon there). */
 async function setup(t: Test, files: Record<string, string>) {
@@ -66,7 +67,7 @@ t.test('hostile scripts fail only their own node: the daemon stays healthy and r
 });
 
 t.test(
-  'a serviceTask over a real daemon: 503 then 200 retried, the result in the variables, the retry in the log',
+  'a serviceTask over a real daemon: an unset {env.NAME} named, then 503 and 200 retried, the result kept, the retry logged',
   async (t) => {
     let n = 0;
     const srv = createServer((req, res) =>
@@ -88,10 +89,27 @@ nodes:
 `,
     });
     t.equal((await run(['flow', 'publish', 'call.yaml'])).code, 0);
+    // Before {env.BASE} is set: the failure names it, and no call is made.
+    const unset = await run(['run', '77777777-7777-4777-8777-777777777777', '--set', 'id=9', '--wait', '--json']);
+    t.equal(unset.code, 1, 'the run fails');
+    const failed = JSON.parse(unset.stdout) as { processInstanceId: string; data: { error: unknown } };
+    t.match(failed.data.error, {
+      code: 'ENV_NOT_SET',
+      nodeId: 'call',
+      message: /^\{env\.BASE\} has no value in PRODUCTION: wfx env set BASE VALUE --env PRODUCTION/,
+    });
+    t.equal(n, 0, 'no call was made');
     t.equal((await run(['env', 'set', 'BASE', url])).code, 0, '{env.BASE} set for PRODUCTION');
-    const res = await run(['run', '77777777-7777-4777-8777-777777777777', '--set', 'id=9', '--wait', '--json']);
-    t.equal(res.code, 0, res.stderr);
-    const inst = JSON.parse(res.stdout) as { processInstanceId: string; data: { reply: unknown } };
+    const retried = await run(['instances', 'retry', failed.processInstanceId]);
+    t.equal(retried.code, 0, retried.stderr);
+    const inst = await eventually('the retried run completes', async () => {
+      const got = JSON.parse((await run(['instances', 'get', failed.processInstanceId, '--json'])).stdout) as {
+        processInstanceId: string;
+        state: string;
+        data: { reply: unknown };
+      };
+      return got.state === 'COMPLETED' && got;
+    });
     t.match(inst.data.reply, { status: 200, body: { path: '/items/9' } });
     const logs = await run(['logs', inst.processInstanceId]);
     t.match(logs.stdout, /WARN .*attempt 1 failed \(HTTP 503/, 'the retry is in the log');

@@ -17,10 +17,13 @@ type Props = {
   readonly children?: ComponentChildren;
   /** The id of its title (default `confirm-title`): unique when a page holds several. */
   readonly titleId?: string;
+  /** How the button that goes ahead looks: `danger` (default) for what cannot be undone, `primary` for what repairs or repeats. */
+  readonly tone?: 'danger' | 'primary';
 };
 
 /** Asks `message`; the answer comes to onAnswer. */
-export function ConfirmDialog({ open, title, message, confirm, dismiss, onAnswer, children, titleId }: Props) {
+export function ConfirmDialog(props: Props) {
+  const { open, title, message, confirm, dismiss, onAnswer, children, titleId, tone = 'danger' } = props;
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const d = ref.current;
@@ -37,7 +40,7 @@ export function ConfirmDialog({ open, title, message, confirm, dismiss, onAnswer
         <button type="button" onClick={() => onAnswer(false)} autofocus>
           {dismiss}
         </button>
-        <button type="button" class="danger" onClick={() => onAnswer(true)}>
+        <button type="button" class={tone} onClick={() => onAnswer(true)}>
           {confirm}
         </button>
       </div>

@@ -127,6 +127,7 @@ export function DeliveryPanel({ webhook, deliveryId, onRedelivered }: Props) {
             title="Redeliver this delivery?"
             message="Its payload is processed again as a new delivery: the flows subscribed now start, without the duplicate check."
             confirm="Redeliver"
+            tone="primary"
             dismiss="Keep it"
             onAnswer={(yes) => {
               setAsking(false);

@@ -11,6 +11,11 @@ function triggeredByText(by: TriggeredByView): string {
   return `…${by.processInstanceId.slice(-12)} (${facts.join(', ')})`;
 }
 
+/** The names an ENV_NOT_SET failure's message gives as `{env.NAME}`, in order. Pure. */
+export function envNamesOf(message: string): string[] {
+  return [...new Set([...message.matchAll(/\{env\.([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]!))];
+}
+
 /** The execution's facts, as a description list; `now` moves a running one's duration on. */
 export function Facts({ run, now }: { readonly run: InstanceView; readonly now: number }) {
   const error = run.data.error;
@@ -78,6 +83,17 @@ export function Facts({ run, now }: { readonly run: InstanceView; readonly now: 
         <>
           <dt>Error</dt>
           <dd class="error-text">{`${error.code}: ${error.message}${error.nodeId ? ` (at ${error.nodeId})` : ''}`}</dd>
+          {error.code === 'ENV_NOT_SET' && (
+            <dd>
+              {envNamesOf(error.message).map((name) => (
+                <a
+                  key={name}
+                  class="button-link"
+                  href={`/manage/environment?name=${encodeURIComponent(name)}&environment=${run.environment}`}
+                >{`Set ${name} in ${run.environment.toLowerCase()}`}</a>
+              ))}
+            </dd>
+          )}
         </>
       )}
       {run.replayOf && (

@@ -47,6 +47,7 @@ export function PromoteControl({ processId, active, onPromoted }: Props) {
         title={`Promote version ${dev} to production?`}
         message={`New executions in production will run version ${dev}${prod === undefined ? '' : ` instead of version ${prod}`}; those running keep their version. The same version, not a new one: its number and source stay.`}
         confirm="Promote"
+        tone="primary"
         dismiss="Keep production as it is"
         onAnswer={(yes) => void answer(yes)}
       />

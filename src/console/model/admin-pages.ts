@@ -17,6 +17,7 @@ export const ADMIN_PAGES: readonly AdminPage[] = [
   { href: `${ADMIN_BASE}/workers`, label: 'Workers and jobs', needs: 'WORKFLOW_READ' },
   { href: `${ADMIN_BASE}/providers`, label: 'Model providers', needs: 'ADMIN' },
   { href: `${ADMIN_BASE}/memory`, label: 'Memory', needs: 'ADMIN' },
+  { href: `${ADMIN_BASE}/environment`, label: 'Environment values', needs: 'ADMIN' },
   { href: `${ADMIN_BASE}/secrets`, label: 'Flow secrets', needs: 'ADMIN' },
   { href: `${ADMIN_BASE}/keys`, label: 'API keys', needs: 'ADMIN' },
   { href: `${ADMIN_BASE}/sessions`, label: 'Console sessions', needs: 'ADMIN' },

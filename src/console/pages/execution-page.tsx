@@ -174,6 +174,7 @@ export default function ExecutionPage() {
         title="Retry this execution?"
         message={`Execution ${run.processInstanceId} goes on from where it failed${run.data.error?.nodeId ? ` (${run.data.error.nodeId} runs again)` : ''}, with its variables as they are.`}
         confirm="Retry execution"
+        tone="primary"
         dismiss="Leave it failed"
         onAnswer={(yes) => void retry(yes)}
       >

@@ -278,7 +278,8 @@ export async function startDaemon(options: DaemonOptions, prepared?: PreparedDat
     const address = app.server.address() as AddressInfo;
     network.listening(address.address, address.port);
     const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    const info = await writeDaemonJson(options.dataDir, `http://${urlHost}:${address.port}`);
+    const dev = options.flowsEnvironment === 'DEVELOPMENT' ? 'DEVELOPMENT' : undefined;
+    const info = await writeDaemonJson(options.dataDir, `http://${urlHost}:${address.port}`, dev);
     listened();
     logger.info(
       {

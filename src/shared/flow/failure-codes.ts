@@ -38,6 +38,8 @@ export const NODE_FAILURE_CODES = {
   STEP_TOO_LARGE: 'the executions the node starts at once carry more data than one step may write',
 
   // serviceTask (and HTTP_<status>, below)
+  ENV_NOT_SET:
+    "the call's url, headers, query or body name an `{env.NAME}` the execution's environment has no value for; not attempted",
   HTTP_TIMEOUT: 'no answer within the timeout, after every attempt',
   HTTP_NETWORK: 'the connection failed, after every attempt',
   HTTP_BAD_REQUEST: 'the call cannot be made (a URL that is not http(s), an invalid header); not attempted',

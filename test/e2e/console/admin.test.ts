@@ -1,5 +1,8 @@
 import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
@@ -237,6 +240,53 @@ t.test('the admin screens, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
     await page.getByText('Secret WAREHOUSE_TOKEN removed from DEVELOPMENT.').waitFor();
     t.same((await api('GET', '/admin/secrets/values')).body.items, [], 'gone in the daemon');
   });
+
+  await t.test(
+    'environment values: a failure that names one leads to its form; set, the run retried completes',
+    async (t) => {
+      const partner = createServer((req, res) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url })),
+      );
+      partner.listen(0, '127.0.0.1');
+      await once(partner, 'listening');
+      t.teardown(() => partner.close());
+      const base = `http://127.0.0.1:${(partner.address() as AddressInfo).port}`;
+      const reserve = randomUUID();
+      const published = await api('POST', '/admin/flows', {
+        source: `processId: ${reserve}\nname: Reserve\nnodes:\n  start: { type: startEvent, next: call }\n  call: { type: serviceTask, method: POST, url: "{env.BASE_URL}/reserve", next: done }\n  done: { type: endEvent }\n`,
+      });
+      t.equal(published.status, 200);
+      const run = (await api('POST', '/process/start?wait=10', { processId: reserve })).body;
+      t.match(run, { status: 'failed' }, 'the run fails: BASE_URL has no value');
+      const id = run.processInstanceId as string;
+      await page.goto(`${url}/executions/${id}`);
+      const facts = page.locator('dl.facts');
+      await facts.getByText(/ENV_NOT_SET: \{env\.BASE_URL\} has no value in PRODUCTION/).waitFor();
+      await facts.getByRole('link', { name: 'Set BASE_URL in production' }).click();
+      await page.waitForURL(`${url}/manage/environment?name=BASE_URL&environment=PRODUCTION`);
+      const form = page.getByRole('form', { name: 'Set a value' });
+      t.equal(await form.getByLabel('Name').inputValue(), 'BASE_URL', 'the form names it');
+      t.equal(await form.getByLabel('Environment').inputValue(), 'PRODUCTION');
+      await form.getByLabel('Value').fill(base);
+      await form.getByRole('button', { name: 'Set value' }).click();
+      await page.getByText('BASE_URL set in PRODUCTION.').waitFor();
+      const row = page.getByRole('row', { name: /BASE_URL/ });
+      t.match(await row.textContent(), new RegExp(`BASE_URL\\s*production\\s*${base}`), 'listed with its value');
+      t.same(await axeCheck(page), [], 'environment values: no serious accessibility violation');
+      await screenshot(page, 'admin-environment');
+      t.match((await api('GET', '/admin/environments/PRODUCTION/variables')).body.variables, { BASE_URL: base });
+
+      await page.goto(`${url}/executions/${id}`);
+      await page.getByRole('button', { name: 'Retry execution' }).click();
+      const goAhead = page.getByRole('dialog').getByRole('button', { name: 'Retry execution' });
+      t.equal(await goAhead.getAttribute('class'), 'primary', 'a retry repairs: not styled as destructive');
+      await goAhead.click();
+      await page.locator('.page-head .state-completed').first().waitFor();
+      t.match((await api('GET', `/process/instance/${id}`)).body, { state: 'COMPLETED' }, 'the retry completed');
+      await page.goto(`${url}/manage/environment`); // back in the admin section, where the next screens are reached
+      await page.getByRole('navigation', { name: 'Admin' }).waitFor();
+    },
+  );
 
   await t.test('an API key made in the browser: its secret once, used, suspended, revoked', async (t) => {
     await page.getByRole('navigation', { name: 'Admin' }).getByRole('link', { name: 'API keys' }).click();

@@ -2,7 +2,7 @@ import { parseDuration } from '../../../shared/duration.js';
 import { MAX_CALL_TIMEOUT_MS, MAX_SCRIPT_TIMEOUT_MS } from '../../../shared/flow/timeouts.js';
 import type { RetrySpec, ScriptTaskNode, ServiceTaskNode } from '../../../shared/flow/types.js';
 import { DEFAULT_RETRY } from '../../outbound/http-request.js';
-import { asText, type NodeHandler, type Outcome, type ResumeInput } from './handler.js';
+import { asText, type NodeHandler, type NodeScope, type Outcome, type ResumeInput } from './handler.js';
 import { SecretRefs } from '../work/secret-refs.js';
 
 const SERVICE_TIMEOUT = '30s';
@@ -46,6 +46,18 @@ export function workResult(input: ResumeInput, onValue: (value: unknown) => Outc
  */
 export const serviceTask: NodeHandler<ServiceTaskNode> = {
   run: (node, scope) => {
+    // A call made with an unset {env.NAME} left empty fails far from its cause (an invalid URL, a 401).
+    const unset = unsetEnvNames([node.url, node.headers, node.query, node.body], scope);
+    if (unset.length > 0) {
+      const environment = scope.instance.environment;
+      const refs = unset.map((name) => `{env.${name}}`).join(', ');
+      const how = unset.map((name) => `wfx env set ${name} VALUE --env ${environment}`).join('; ');
+      return {
+        kind: 'fail',
+        code: 'ENV_NOT_SET',
+        message: `${refs} ${unset.length === 1 ? 'has' : 'have'} no value in ${environment}: ${how} (or the console's Environment page), then retry`,
+      };
+    }
     // `{secret.NAME}` resolves to stand-ins the work runner fills in as the call goes out.
     const secrets = new SecretRefs();
     const resolve = (v: unknown) => scope.resolve(v, undefined, secrets.token);
@@ -80,6 +92,23 @@ export const serviceTask: NodeHandler<ServiceTaskNode> = {
   resume: (node, scope, input) =>
     workResult(input, (value) => ({ kind: 'next', variables: { [node.resultVariable ?? scope.nodeId]: value } })),
 };
+
+// `\{` is a literal brace and `${` a JUEL expression: neither is a reference (shared/expr/template.ts).
+const ENV_REF = /(?<![\\$])\{env\.([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** The `{env.NAME}` names the strings of `values` (walked deep) use that have no value in `scope`'s environment, sorted, once each. */
+function unsetEnvNames(values: readonly unknown[], scope: NodeScope): string[] {
+  const names = new Set<string>();
+  const stack = [...values];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (v.includes('{env.')) for (const m of v.matchAll(ENV_REF)) names.add(m[1]!);
+    } else if (Array.isArray(v)) stack.push(...v);
+    else if (typeof v === 'object' && v !== null) stack.push(...Object.keys(v), ...Object.values(v));
+  }
+  return [...names].filter((name) => scope.resolveChecked(`{env.${name}}`).missing.length > 0).sort();
+}
 
 /**
  * scriptTask: JavaScript in the sandbox (work/script.ts) with `vars` in scope. A returned
