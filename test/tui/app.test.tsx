@@ -1,4 +1,7 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { render } from 'ink-testing-library';
 import t from 'tap';
 import { App } from '../../src/tui/app.js';
@@ -236,3 +239,37 @@ t.test(
     t.match(JSON.stringify(after.data), /ship it/, 'with the answer in its variables');
   },
 );
+
+t.test('an open execution retried with r follows the run again instead of staying failed', async (t) => {
+  const partner = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  partner.listen(0, '127.0.0.1');
+  await once(partner, 'listening');
+  t.teardown(() => partner.close());
+  const base = `http://127.0.0.1:${(partner.address() as AddressInfo).port}`;
+  const flow = `processId: 5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d9e
+name: Reserve then ask
+nodes:
+  start: { type: startEvent, next: reserve }
+  reserve: { type: serviceTask, url: "{env.BASE}/reserve", next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`;
+  const cwd = t.testdir({ 'flow.yaml': flow });
+  const info = await startDaemon(t, { cwd });
+  t.equal((await wfxIn(['flow', 'publish', 'flow.yaml'], { cwd })).code, 0);
+  const client = await adminClient(cwd, info.url);
+  const run = await wfxIn(['run', '5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d9e', '--wait', '--json'], { cwd });
+  t.equal(run.code, 1, 'it fails: BASE has no value');
+  const id = (JSON.parse(run.stdout) as { processInstanceId: string }).processInstanceId;
+  const ui = render(<App client={client} url={info.url} rows={30} />);
+  t.teardown(() => ui.unmount());
+  await frameMatching(ui.lastFrame, new RegExp(`failed\\s+Reserve then ask v1 .*${id}`));
+  ui.stdin.write(KEY.enter);
+  await frameMatching(ui.lastFrame, /ENV_NOT_SET/);
+  t.equal((await wfxIn(['env', 'set', 'BASE', base], { cwd })).code, 0);
+  ui.stdin.write('r');
+  await frameMatching(ui.lastFrame, /Retry Reserve then ask .*\? y \/ n/);
+  ui.stdin.write('y');
+  const after = await frameMatching(ui.lastFrame, /ask: waiting for input/);
+  t.match(after, /running/, 'the open view says it runs again, waiting at ask');
+});

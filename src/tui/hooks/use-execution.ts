@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { progressOf, type WfxClient } from '../../client/client.js';
 import type { Execution, LogLine, StreamingAnswer } from '../types.js';
 
@@ -8,11 +8,13 @@ const KEEP_CHARS = 2000;
 /**
  * One execution and its log, live: the log over SSE (resuming with Last-Event-ID), the execution
  * re-read as lines come, and the answers models are streaming (`progress` events), each dropped
- * when its node's next log line comes: the durable lines replace it.
+ * when its node's next log line comes: the durable lines replace it. When `changes` moves after
+ * it ended (a retry), it is read again, and followed again if it runs.
  */
 export function useExecution(
   client: WfxClient,
   id: string,
+  changes = 0,
 ): {
   execution: Execution | null;
   logs: readonly LogLine[];
@@ -23,7 +25,29 @@ export function useExecution(
   const [logs, setLogs] = useState<readonly LogLine[]>([]);
   const [streaming, setStreaming] = useState<readonly StreamingAnswer[]>([]);
   const [error, setError] = useState<string | null>(null);
+  // The stream ends with the execution; a retry brings it back to life: then it is followed again.
+  const [round, setRound] = useState(0);
+  const ended = useRef(false);
   useEffect(() => {
+    if (!ended.current) return;
+    let live = true;
+    client.instances.get(id).then(
+      (e) => {
+        if (!live) return;
+        setExecution(e);
+        if (e.state === 'RUNNING') {
+          ended.current = false;
+          setRound((r) => r + 1);
+        }
+      },
+      () => undefined, // the stream's own reads say why the daemon is away
+    );
+    return () => {
+      live = false;
+    };
+  }, [client, id, changes]);
+  useEffect(() => {
+    ended.current = false;
     const abort = new AbortController();
     const lines: LogLine[] = [];
     /** By nodeInstanceId, in the order they began. */
@@ -41,6 +65,7 @@ export function useExecution(
               answers.clear();
               showAnswers();
               await read();
+              ended.current = true;
               return;
             }
             const p = progressOf(ev);
@@ -75,6 +100,6 @@ export function useExecution(
       }
     })();
     return () => abort.abort();
-  }, [client, id]);
+  }, [client, id, round]);
   return { execution, logs, streaming, error };
 }

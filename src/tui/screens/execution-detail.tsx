@@ -67,9 +67,11 @@ export function Detail(props: {
   readonly onAnswer?: (task: Task) => void;
   /** Whether it waits on a task: the key bar offers `a` then. */
   readonly onWaiting?: (waiting: boolean) => void;
+  /** Moves when the execution may have come back to life (retried here): an ended one is read again. */
+  readonly changes?: number;
 }) {
   const { client, id, now, logRows, width, active, cursor, onCursor, onOpen, focus = 'nodes' } = props;
-  const { execution, logs, streaming, error } = useExecution(client, id);
+  const { execution, logs, streaming, error } = useExecution(client, id, props.changes ?? 0);
   const children = useChildren(client, execution);
   const listed = listedChildren(children);
   const selected = listed.length > 0 ? listed[cursorAt(cursor, listed.length)]! : null;

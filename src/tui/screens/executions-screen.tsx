@@ -74,6 +74,7 @@ export function ExecutionsScreen(
   const [answering, setAnswering] = useState<Task | null>(null);
   const [waitsOnTask, setWaitsOnTask] = useState(false);
   const [notice, setNotice] = useNotice(active);
+  const [retries, setRetries] = useState(0);
   const { toOpen = null, onOpened } = props;
   useEffect(() => {
     if (toOpen === null) return;
@@ -124,7 +125,10 @@ export function ExecutionsScreen(
           );
         if (input === 'y' && confirm.action === 'retry')
           client.instances.retry(id).then(
-            () => setNotice(`retried ${id}: it runs again where it failed`),
+            () => {
+              setNotice(`retried ${id}: it runs again where it failed`);
+              setRetries((n) => n + 1); // an open view of it follows the run again
+            },
             (err: Error) => setNotice(`not retried: ${err.message}`),
           );
         return ask(null);
@@ -221,6 +225,7 @@ export function ExecutionsScreen(
             now={now}
             logRows={Math.max(3, rows - 16)}
             width={width}
+            changes={retries}
             active={active && !confirm && !answering}
             cursor={opened.childCursor}
             onCursor={opened.setChildCursor}
