@@ -7,6 +7,15 @@ import type { CliContext, GlobalOptions } from './context.js';
 import { dataDirOf } from './context.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:7878';
+
+/**
+ * The daemon tried when neither --url, WFX_URL nor this directory's daemon.json names one:
+ * WFX_DEFAULT_URL (a daemon of one's own on another port, reached from any directory without
+ * overriding a project's daemon as WFX_URL would), else DEFAULT_URL.
+ */
+export function fallbackUrl(env: NodeJS.ProcessEnv): string {
+  return env.WFX_DEFAULT_URL || DEFAULT_URL;
+}
 const KEYRING_SERVICE = 'wfx';
 
 /** Where `wfx login` keeps a key when no OS keyring answers: a 0600 file in the user's config dir. */
@@ -85,7 +94,7 @@ export async function resolveConnection(ctx: CliContext, opts: GlobalOptions): P
     (t) => JSON.parse(t) as DaemonInfo,
     () => null,
   );
-  const url = (opts.url ?? ctx.env.WFX_URL ?? local?.url ?? DEFAULT_URL).replace(/\/+$/, '');
+  const url = (opts.url ?? ctx.env.WFX_URL ?? local?.url ?? fallbackUrl(ctx.env)).replace(/\/+$/, '');
   if (opts.apiKey) return { url, apiKey: opts.apiKey, credentialSource: '--api-key' };
   if (ctx.env.WFX_API_KEY) return { url, apiKey: ctx.env.WFX_API_KEY, credentialSource: 'WFX_API_KEY' };
   const stored = await storedCredential(ctx.env, url);

@@ -1,7 +1,7 @@
 /* A daemon that serves the URL the CLI talks to, for another directory than the one it works on: said so, with how to reach it. */
 import { runningDaemon } from '../daemon/process/launcher.js';
 import { dataDirOf, type CliContext, type GlobalOptions } from './context.js';
-import { DEFAULT_URL } from './credentials.js';
+import { fallbackUrl } from './credentials.js';
 
 /** How long the probe waits for GET /health: a daemon that answers at all answers at once on loopback. */
 const PROBE_MS = 2000;
@@ -13,13 +13,13 @@ export interface DaemonElsewhere {
 }
 
 /**
- * The daemon serving the configured URL (--url, WFX_URL, else the default) when none runs on
+ * The daemon serving the configured URL (--url, WFX_URL, else WFX_DEFAULT_URL or the default) when none runs on
  * the data directory the command works on, so it serves another: null when one runs here, or
  * when no wfx daemon answers there.
  */
 export async function daemonElsewhere(ctx: CliContext, opts: GlobalOptions): Promise<DaemonElsewhere | null> {
   if ((await runningDaemon(dataDirOf(ctx, opts))) !== null) return null;
-  const url = (opts.url ?? ctx.env.WFX_URL ?? DEFAULT_URL).replace(/\/+$/, '');
+  const url = (opts.url ?? ctx.env.WFX_URL ?? fallbackUrl(ctx.env)).replace(/\/+$/, '');
   try {
     const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(PROBE_MS) });
     const body = (await res.json()) as { status?: unknown; version?: unknown };

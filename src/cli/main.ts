@@ -70,7 +70,7 @@ export async function buildProgram(ctx: CliContext, argv: readonly string[] = []
   const program = new Command('wfx')
     .description('wfx: run durable workflows locally. Talks to a wfx daemon over its HTTP API.')
     .addHelpText('after', '\n  -V, --version      print the version of wfx (as the first argument)')
-    .option('--url <url>', 'daemon URL (default: WFX_URL, the local daemon, http://127.0.0.1:7878)')
+    .option('--url <url>', 'daemon URL (default: WFX_URL, the local daemon, WFX_DEFAULT_URL, http://127.0.0.1:7878)')
     .option('--api-key <key>', 'API key (default: WFX_API_KEY, `wfx login`, the local bootstrap.key)')
     .option('--data-dir <dir>', 'data directory (default: WFX_DATA_DIR, the nearest .wfx/)')
     .option('--json', 'machine output on stdout, nothing else')

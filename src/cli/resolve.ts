@@ -24,4 +24,4 @@ export async function processIdOf(client: WfxClient, arg: string): Promise<strin
 }
 
 // The TUI resolves prefixes too (`:open`): the resolver lives with the client.
-export { executionIdOf, prefixTimeRange } from '../client/execution-id.js';
+export { executionIdOf, prefixTimeRange, treeRoot, type PickExecution } from '../client/execution-id.js';

@@ -27,12 +27,27 @@ export function prefixTimeRange(hex: string): { from: number; to: number } {
 }
 
 /**
- * The execution id `arg` names: a whole id (or anything not a prefix of one) as it is, else the
- * one execution the caller sees whose id begins with it (child executions too). Reads only the
- * executions started within the prefix's time range. Throws INSTANCE_NOT_FOUND when none does,
- * AMBIGUOUS_ID listing candidates (newest first) when several do.
+ * Of several executions a prefix begins, the top-level one when the others are its children (a
+ * loop's first iteration starts in the same millisecond as its parent); else null. Pure.
  */
-export async function executionIdOf(client: WfxClient, arg: string): Promise<string> {
+export function treeRoot(found: readonly InstanceSummary[]): string | null {
+  const tops = found.filter((i) => i.parentInstanceId === null);
+  if (tops.length !== 1) return null;
+  const top = tops[0]!.processInstanceId;
+  return found.every((i) => i === tops[0] || i.parentInstanceId === top) ? top : null;
+}
+
+/** How a command picks among several executions a prefix begins: the one it means, or null (ambiguous). */
+export type PickExecution = (found: readonly InstanceSummary[]) => Promise<string | null> | string | null;
+
+/**
+ * The execution id `arg` names: a whole id (or anything not a prefix of one) as it is, else the
+ * one execution the caller sees whose id begins with it (child executions too; of several, the
+ * one `pick` picks, by default a tree's root: treeRoot). Reads only the executions started within the prefix's time
+ * range. Throws INSTANCE_NOT_FOUND when none does, AMBIGUOUS_ID listing candidates (newest
+ * first) when several do.
+ */
+export async function executionIdOf(client: WfxClient, arg: string, pick: PickExecution = treeRoot): Promise<string> {
   const hex = arg.replace(/-/g, '');
   if (UUID.test(arg) || !PREFIX.test(arg) || hex.length < MIN_PREFIX || arg.length >= 36) return arg;
   const prefix = arg.toLowerCase();
@@ -54,6 +69,8 @@ export async function executionIdOf(client: WfxClient, arg: string): Promise<str
   }
   if (found.length === 1) return found[0]!.processInstanceId;
   if (found.length === 0) throw new WfxError('INSTANCE_NOT_FOUND', `no execution id begins with ${arg}`);
+  const one = found.length < CANDIDATES ? await pick(found) : null;
+  if (one !== null) return one;
   const listed = found
     .slice(0, CANDIDATES)
     .map((i) => `\n  ${i.processInstanceId}  ${i.processName} v${i.processVersion}  ${i.state}  ${i.startTime}`);

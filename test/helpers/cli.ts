@@ -68,6 +68,8 @@ function commandEnv(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
     DBUS_SESSION_BUS_ADDRESS: 'disabled:',
     // Daemons the tests start check that each step writes only what its input named (engine/touch-check.ts).
     WFX_TEST_CHECK_TOUCHED: '1',
+    // Where no daemon of the test's is named, nothing answers: never the user's on 7878 (port 9: discard).
+    WFX_DEFAULT_URL: 'http://127.0.0.1:9',
     ...env,
   };
 }

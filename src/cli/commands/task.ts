@@ -6,7 +6,7 @@ import { clientFor, collect, dataOf } from '../api.js';
 import { globals, printJson, type CliContext } from '../context.js';
 import { table } from '../format.js';
 import { wholeNumber } from '../options.js';
-import { executionIdOf } from '../resolve.js';
+import { executionIdOf, treeRoot, type PickExecution } from '../resolve.js';
 import { completeLine, fieldsBrief, formEntries, optionsText, type TaskForm } from '../task-form.js';
 
 /** The most tasks one GET /process/tasks page holds (the API's cap). */
@@ -45,11 +45,25 @@ function waitingTasks(inst: InstanceView): Waiting[] {
 }
 
 /**
+ * Of several executions an id prefix begins, the one a task command means: the only one waiting
+ * for input (read whole: a summary does not say what a node waits for), else a tree's root.
+ */
+function waitingForInput(client: WfxClient): PickExecution {
+  return async (found) => {
+    const waiting: string[] = [];
+    for (const i of found)
+      if (i.state === 'RUNNING' && i.waitingNodeIds.length > 0)
+        if (waitingTasks(await client.instances.get(i.processInstanceId)).length > 0) waiting.push(i.processInstanceId);
+    return waiting.length === 1 ? waiting[0]! : treeRoot(found);
+  };
+}
+
+/**
  * The tasks of execution `arg` (an id or a unique prefix) at `nodeId`, or every one when it is
  * not given. Throws INSTANCE_NOT_FOUND, AMBIGUOUS_ID, NODE_NOT_WAITING (none waits there).
  */
 async function tasksOf(client: WfxClient, arg: string, nodeId: string | undefined): Promise<Waiting[]> {
-  const id = await executionIdOf(client, arg);
+  const id = await executionIdOf(client, arg, waitingForInput(client));
   const all = waitingTasks(await client.instances.get(id));
   const tasks = nodeId === undefined ? all : all.filter((t) => t.nodeId === nodeId);
   if (tasks.length === 0)
@@ -87,7 +101,7 @@ export function registerTask(program: Command, ctx: CliContext): void {
   task
     .command('list')
     .description(
-      "input nodes and user tasks waiting for an answer, oldest first, with what each wants (FIELDS: *, required); an agent's tool task names the agent",
+      "input nodes and user tasks waiting for an answer, oldest first, with when each is due (its timeout, a timer on it) and what it wants (FIELDS: *, required); an agent's tool task names the agent",
     )
     .option('--flow <processId>', "only this flow's")
     .option('--limit <n>', 'at most this many', wholeNumber(1, TASK_LIST_MAX), 100)
@@ -111,13 +125,14 @@ export function registerTask(program: Command, ctx: CliContext): void {
       const agents = res.items.some((i) => i.agent);
       ctx.stdout.write(
         table(
-          ['ID', 'NODE', 'INPUT', 'FLOW', 'WAITING SINCE', ...(agents ? ['AGENT'] : []), 'FIELDS', 'TITLE'],
+          ['ID', 'NODE', 'INPUT', 'FLOW', 'WAITING SINCE', 'DUE', ...(agents ? ['AGENT'] : []), 'FIELDS', 'TITLE'],
           res.items.map((i) => [
             i.processInstanceId,
             i.nodeId,
             i.inputType,
             `${i.processName} v${i.processVersion}`,
             i.waitingSince,
+            i.dueAt ?? '-',
             ...(agents ? [i.agent ? `${i.agent.nodeName} (${i.agent.tool})` : ''] : []),
             fieldsBrief(i),
             i.formTitle ?? '',
@@ -177,7 +192,7 @@ export function registerTask(program: Command, ctx: CliContext): void {
             );
           id = tasks[0]!.processInstanceId;
           nodeId = tasks[0]!.nodeId;
-        } else id = await executionIdOf(client, id);
+        } else id = await executionIdOf(client, id, waitingForInput(client));
         const res = await client.tasks.answer({
           processInstanceId: id,
           nodeId,

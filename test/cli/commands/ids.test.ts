@@ -99,4 +99,53 @@ t.test('outside the directory a daemon serves: instances list and daemon status 
     env: { WFX_URL: 'http://127.0.0.1:9' },
   });
   t.equal((JSON.parse(nowhere.stdout) as { elsewhere?: unknown }).elsewhere, undefined);
+
+  // WFX_DEFAULT_URL is tried where nothing else names a daemon, as the default address is.
+  const fallback = await wfxIn(['daemon', 'status', '--json'], { cwd: `${served}/b`, env: { WFX_DEFAULT_URL: url } });
+  t.equal((JSON.parse(fallback.stdout) as { elsewhere?: { url: string } }).elsewhere?.url, url);
+  const own = await wfxIn(['instances', 'list', '--json'], {
+    cwd: `${served}/a`,
+    env: { WFX_DEFAULT_URL: 'http://127.0.0.1:9' },
+  });
+  t.equal(own.code, 0, "a directory's own daemon is still the one it talks to");
+});
+
+const LOOPS = `processId: 6d7e8f90-a1b2-4c3d-9e4f-5a6b7c8d9e0f
+name: Each order
+nodes:
+  start: { type: startEvent, next: each }
+  each:
+    type: loopNode
+    collection: "{orders}"
+    nodes:
+      s: { type: startEvent, next: ask }
+      ask: { type: inputNode, inputType: textbox, next: e }
+      e: { type: endEvent }
+    next: done
+  done: { type: endEvent }
+`;
+
+t.test("a prefix its loop's iteration shares: instances name the run, task commands the waiting one", async (t) => {
+  const cwd = t.testdir({ 'loops.yaml': LOOPS });
+  await startDaemon(t, { cwd });
+  const run = (args: string[]) => wfxIn(args, { cwd });
+  t.equal((await run(['flow', 'publish', 'loops.yaml'])).code, 0);
+  const root = (await run(['run', '6d7e8f90-a1b2-4c3d-9e4f-5a6b7c8d9e0f', '--data', '{"orders":[1]}'])).stdout.trim();
+  const children = JSON.parse((await run(['instances', 'list', '--all', '--json'])).stdout) as Array<{
+    processInstanceId: string;
+    parentInstanceId: string | null;
+  }>;
+  const iteration = children.find((c) => c.parentInstanceId === root)!.processInstanceId;
+  const shared = commonPrefix(root, iteration);
+  // The iteration is drawn in the same step: its id may share no more than the millisecond.
+  t.ok(shared.length >= 4, `the run and its iteration share ${shared}`);
+  const got = await run(['instances', 'get', shared, '--json']);
+  t.equal(got.code, 0, got.stderr);
+  t.equal((JSON.parse(got.stdout) as { processInstanceId: string }).processInstanceId, root, 'instances: the run');
+  const shown = await run(['task', 'show', shared]);
+  t.equal(shown.code, 0, shown.stderr);
+  t.match(shown.stdout, new RegExp(`^${iteration} ask \\(inputNode, textbox\\)`), 'task show: the iteration waiting');
+  const done = await run(['task', 'complete', shared, '--set', 'inputValue=ok']);
+  t.equal(done.code, 0, done.stderr);
+  t.equal(done.stdout, `${iteration} resumed at ask\n`);
 });

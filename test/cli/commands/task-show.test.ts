@@ -48,7 +48,7 @@ t.test(
 
     const list = await run(['task', 'list']);
     t.equal(list.code, 0, list.stderr);
-    t.match(list.stdout.split('\n')[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+FIELDS\s+TITLE$/);
+    t.match(list.stdout.split('\n')[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+DUE\s+FIELDS\s+TITLE$/);
     t.match(
       list.stdout,
       'approve:boolean*, size:S|M|L, qty:number*, note:text, tags:array',

@@ -7,7 +7,7 @@ const ASK = `processId: 3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f
 name: Ask
 nodes:
   start: { type: startEvent, next: ask }
-  ask: { type: inputNode, inputType: number, formTitle: "How many for order {order}?", next: done }
+  ask: { type: inputNode, inputType: number, formTitle: "How many for order {order}?", timeout: 1h, next: done }
   done: { type: endEvent }
 `;
 const REVIEW = `processId: 4d5e6f7a-8b9c-4d0e-9f1a-2b3c4d5e6f7a
@@ -32,14 +32,13 @@ t.test(
     const list = await run(['task', 'list']);
     t.equal(list.code, 0, list.stderr);
     const lines = list.stdout.trimEnd().split('\n');
-    t.match(lines[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+FIELDS\s+TITLE$/);
-    t.match(
-      lines[1],
+    t.match(lines[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+DUE\s+FIELDS\s+TITLE$/);
+    const [, since, due] =
       new RegExp(
-        `^${ask}\\s+ask\\s+number\\s+Ask v1\\s+\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\s+inputValue:number\\*\\s+How many for order 42\\?$`,
-      ),
-    );
-    t.match(lines[2], new RegExp(`^${review}\\s+review\\s+form\\s+Review v1\\s+\\S+\\s+ok:boolean\\s+Review it$`));
+        `^${ask}\\s+ask\\s+number\\s+Ask v1\\s+(\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z)\\s+(\\S+)\\s+inputValue:number\\*\\s+How many for order 42\\?$`,
+      ).exec(lines[1]!) ?? [];
+    t.equal(Date.parse(due!) - Date.parse(since!), 3_600_000, 'due an hour after it began waiting (its timeout)');
+    t.match(lines[2], new RegExp(`^${review}\\s+review\\s+form\\s+Review v1\\s+\\S+\\s+-\\s+ok:boolean\\s+Review it$`));
     t.equal(lines.length, 3);
     t.equal(list.stderr, '', 'the whole list: nothing on stderr');
 
@@ -79,11 +78,11 @@ t.test("wfx task list: an agent's tool task names the agent (AGENT); --json has 
   const list = await wfx(['task', 'list']);
   t.equal(list.code, 0, list.stderr);
   const lines = list.stdout.trimEnd().split('\n');
-  t.match(lines[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+AGENT\s+FIELDS\s+TITLE$/);
+  t.match(lines[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+DUE\s+AGENT\s+FIELDS\s+TITLE$/);
   t.match(
     lines[1],
     new RegExp(
-      `^${waitingId}\\s+ask\\s+textbox\\s+Ask a supervisor v1\\s+\\S+\\s+Support agent \\(ask_a_supervisor\\)\\s+inputValue:text\\*\\s+Approve: refund 5 EUR$`,
+      `^${waitingId}\\s+ask\\s+textbox\\s+Ask a supervisor v1\\s+\\S+\\s+\\S+\\s+Support agent \\(ask_a_supervisor\\)\\s+inputValue:text\\*\\s+Approve: refund 5 EUR$`,
     ),
   );
   const json = JSON.parse((await wfx(['task', 'list', '--json'])).stdout) as Array<{ agent?: unknown }>;

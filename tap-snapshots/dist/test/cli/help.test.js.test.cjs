@@ -12,7 +12,7 @@ wfx: run durable workflows locally. Talks to a wfx daemon over its HTTP API.
 
 Options:
   --url <url>                  daemon URL (default: WFX_URL, the local daemon,
-                               http://127.0.0.1:7878)
+                               WFX_DEFAULT_URL, http://127.0.0.1:7878)
   --api-key <key>              API key (default: WFX_API_KEY, \`wfx login\`, the
                                local bootstrap.key)
   --data-dir <dir>             data directory (default: WFX_DATA_DIR, the
@@ -283,7 +283,8 @@ Options:
   --no-open   print the link instead of opening a browser
   -h, --help  display help for command
 
-The browser is $BROWSER, else the system's default (xdg-open, open, start).
+The browser is $BROWSER, else the system's default (xdg-open, open, start). When none opens
+(no display, as over SSH or in a container; an opener that fails), the link is printed.
 Examples:
   $ wfx console
   $ wfx console --no-open
@@ -789,15 +790,17 @@ Example:
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx env list --help 1`] = `
 Usage: wfx env list [options]
 
-the values of an environment
+the values of both environments, or of one; --json: one's as {NAME: value}, both
+by environment
 
 Options:
-  --env <environment>  the environment (choices: "DEVELOPMENT", "PRODUCTION",
-                       default: "PRODUCTION")
+  --env <environment>  only this environment (default: both) (choices:
+                       "DEVELOPMENT", "PRODUCTION")
   -h, --help           display help for command
 
-Example:
-  $ wfx env list --env PRODUCTION
+Examples:
+  $ wfx env list
+  $ wfx env list --env PRODUCTION --json
 
 `
 
@@ -807,8 +810,8 @@ Usage: wfx env set [options] <name> <value>
 set a value
 
 Options:
-  --env <environment>  the environment (choices: "DEVELOPMENT", "PRODUCTION",
-                       default: "PRODUCTION")
+  --env <environment>  the environment (default: DEVELOPMENT under wfx dev, else
+                       PRODUCTION) (choices: "DEVELOPMENT", "PRODUCTION")
   -h, --help           display help for command
 
 Example:
@@ -822,8 +825,8 @@ Usage: wfx env unset [options] <name>
 remove a value
 
 Options:
-  --env <environment>  the environment (choices: "DEVELOPMENT", "PRODUCTION",
-                       default: "PRODUCTION")
+  --env <environment>  the environment (default: DEVELOPMENT under wfx dev, else
+                       PRODUCTION) (choices: "DEVELOPMENT", "PRODUCTION")
   -h, --help           display help for command
 
 Example:
@@ -1799,8 +1802,9 @@ Example:
 exports[`dist/test/cli/help.test.js > TAP > help of every command > wfx task list --help 1`] = `
 Usage: wfx task list [options]
 
-input nodes and user tasks waiting for an answer, oldest first, with what each
-wants (FIELDS: *, required); an agent's tool task names the agent
+input nodes and user tasks waiting for an answer, oldest first, with when each
+is due (its timeout, a timer on it) and what it wants (FIELDS: *, required); an
+agent's tool task names the agent
 
 Options:
   --flow <processId>  only this flow's
