@@ -13,6 +13,19 @@ export function stateView(stateCd: number): { word: string; symbol: string; colo
   return look ? { word: STATE_NAMES[stateCd]!, ...look } : { word: String(stateCd), symbol: '?', color: 'white' };
 }
 
+/**
+ * How the TUI shows a listed execution's state: a running one that waits for a person is
+ * `waiting` (a hand, yellow), not one at work; otherwise its state's look (stateView).
+ */
+export function listedStateView(e: {
+  readonly stateCd: number;
+  readonly waits?: readonly { readonly for: string }[];
+}): { word: string; symbol: string; color: string } {
+  if (e.stateCd === 0 && e.waits?.some((w) => w.for === 'person') === true)
+    return { word: 'waiting', symbol: '◷', color: 'yellow' };
+  return stateView(e.stateCd);
+}
+
 /** A node instance's status in words (the CLI's). */
 export const statusWord = (statusCd: number): string => STATUS_NAMES[statusCd] ?? String(statusCd);
 

@@ -257,3 +257,40 @@ t.test(
     t.match(one.lastFrame(), /order-42\s+PRODUCTION\s+01a1fe30/, 'one environment and room for it: shown whole');
   },
 );
+
+t.test('a run waiting for a person says waiting, and s filters to those', async (t) => {
+  const person: ExecutionSummary = {
+    ...summary(4, 'Order approval', 'order-42'),
+    waitingNodeIds: ['ask'],
+    waits: [{ nodeId: 'ask', nodeName: 'Ask for approval', for: 'person' }],
+  };
+  const timer: ExecutionSummary = {
+    ...summary(3, 'Invoice', 'INV-2026-7'),
+    waitingNodeIds: ['nap'],
+    waits: [{ nodeId: 'nap', nodeName: 'nap', for: 'timer' }],
+  };
+  const items = [person, timer, summary(2, 'Order approval', 'order-43', 1)];
+  const ui = renderAt(
+    <ExecutionsScreen
+      client={stubClient(() => ({}))}
+      rows={23}
+      now={NOW}
+      active
+      changes={0}
+      setCapture={() => undefined}
+      items={items}
+    />,
+    80,
+  );
+  t.teardown(ui.unmount);
+  const all = ui.lastFrame() ?? '';
+  t.match(all, /◷ waiting\s+Order approval v1/, 'waiting for a person: not running');
+  t.match(all, /● running\s+Invoice v1/, 'waiting for a timer: running');
+  ui.stdin.write('s');
+  await frameMatching(ui.lastFrame, /state: running/);
+  ui.stdin.write('s');
+  const people = await frameMatching(ui.lastFrame, /state: waiting for a person/);
+  t.match(people, /Order approval v1/);
+  t.notMatch(people, /Invoice v1/, 'the timer one is left out');
+  t.notMatch(people, /completed/, 'and the ended one');
+});

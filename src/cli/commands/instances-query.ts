@@ -1,6 +1,12 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { STATE_NAMES } from '../../client/describe.js';
-import { EXECUTION_STATES, type BulkQuery, type Environment } from '../../shared/api/index.js';
+import {
+  EXECUTION_STATES,
+  WAITING_FOR,
+  type BulkQuery,
+  type Environment,
+  type WaitingFor,
+} from '../../shared/api/index.js';
 import { givenOnly } from '../options.js';
 
 /** The selection flags of a command over a query of executions, as commander parses them. */
@@ -12,6 +18,7 @@ export interface SelectionOptions {
   readonly errorCode?: string;
   readonly failedNode?: string;
   readonly correlationKey?: string;
+  readonly waiting?: WaitingFor | 'any';
   readonly startedAfter?: string;
   readonly startedBefore?: string;
   readonly org?: string;
@@ -29,7 +36,8 @@ export function parseInstant(value: string): string {
 
 /**
  * Adds the filters `instances list` takes as the selection flags do: state, environment, failure
- * code, failed node (its value named `nodeValue` in the help) and correlation key, in that order.
+ * code, failed node (its value named `nodeValue` in the help), correlation key and what a running
+ * one waits for, in that order.
  */
 export function addExecutionFilters(command: Command, nodeValue = '<node>'): Command {
   return command
@@ -39,7 +47,13 @@ export function addExecutionFilters(command: Command, nodeValue = '<node>'): Com
     )
     .option('--error-code <code>', 'only failed executions with this failure code')
     .option(`--failed-node ${nodeValue}`, 'only failed executions that failed at this node')
-    .option('--correlation-key <key>', 'only executions with this correlation key');
+    .option('--correlation-key <key>', 'only executions with this correlation key')
+    .addOption(
+      new Option(
+        '--waiting <for>',
+        'only running executions waiting for this at some node (person: an input node or user task; any: anything)',
+      ).choices([...WAITING_FOR, 'any']),
+    );
 }
 
 /**
@@ -70,6 +84,7 @@ export function hasSelection(opts: SelectionOptions): boolean {
       opts.errorCode,
       opts.failedNode,
       opts.correlationKey,
+      opts.waiting,
       opts.startedAfter,
       opts.startedBefore,
       opts.org,
@@ -89,6 +104,7 @@ export function queryOf(opts: SelectionOptions): BulkQuery {
       errorCode: opts.errorCode,
       failedNode: opts.failedNode,
       correlationKey: opts.correlationKey,
+      waiting: opts.waiting,
       startedAfter: opts.startedAfter,
       startedBefore: opts.startedBefore,
       organization: opts.org,

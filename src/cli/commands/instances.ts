@@ -27,9 +27,15 @@ const PAGE = 200;
 
 interface ListOptions extends Pick<
   SelectionOptions,
-  'state' | 'env' | 'errorCode' | 'failedNode' | 'correlationKey' | 'all' | 'root'
+  'state' | 'env' | 'errorCode' | 'failedNode' | 'correlationKey' | 'waiting' | 'all' | 'root'
 > {
   readonly limit: number;
+}
+
+/** Where a listed execution waits and for what (`person at ask`, `timer at nap, event at paid`), or ''. Pure. */
+function waitsText(i: InstanceSummary): string {
+  if (i.queuePosition !== undefined) return '';
+  return (i.waits ?? []).map((w) => `${w.for} at ${w.nodeId}`).join(', ');
 }
 
 /** `wfx instances list|get|cancel|retry|replay|move|failures`. */
@@ -51,7 +57,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  $ wfx instances list\n  $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json\n  $ wfx instances list --error-code HTTP_503 --env PRODUCTION',
+      '\nExamples:\n  $ wfx instances list\n  $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json\n  $ wfx instances list --error-code HTTP_503 --env PRODUCTION\n  $ wfx instances list --waiting person',
     )
     .action(async (processId: string | undefined, opts: ListOptions, cmd: Command) => {
       const client = await clientFor(ctx, cmd);
@@ -62,6 +68,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
         errorCode: opts.errorCode,
         failedNode: opts.failedNode,
         correlationKey: opts.correlationKey,
+        waiting: opts.waiting,
         ...(opts.all && { children: true }),
         ...(opts.root !== undefined && { rootId: await executionIdOf(client, opts.root) }),
       };
@@ -77,9 +84,11 @@ export function registerInstances(program: Command, ctx: CliContext): void {
         cursor = got.nextCursor;
       }
       if (globals(cmd).json) return printJson(ctx, page);
+      // Where running ones wait, when any does: a run waiting for a person is not one working.
+      const waiting = page.some((i) => i.waits !== undefined);
       ctx.stdout.write(
         table(
-          ['ID', 'FLOW', 'VERSION', 'STATE', 'STARTED', 'CHILDREN', 'CORRELATION KEY'],
+          ['ID', 'FLOW', 'VERSION', 'STATE', ...(waiting ? ['WAITING'] : []), 'STARTED', 'CHILDREN', 'CORRELATION KEY'],
           page.map((i) => [
             // With --all a child says whose it is.
             i.parentInstanceId
@@ -90,6 +99,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
             i.queuePosition === undefined
               ? (STATE_NAMES[i.stateCd] ?? String(i.stateCd))
               : `queued #${i.queuePosition}`,
+            ...(waiting ? [waitsText(i)] : []),
             i.startTime,
             i.childCount > 0 ? String(i.childCount) : '',
             i.correlationKey ?? '',

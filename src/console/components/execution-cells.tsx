@@ -3,7 +3,7 @@
  * state (a start its flow's concurrency limit holds back: its place in the queue), when it
  * started, how long it took, its correlation key.
  */
-import type { InstanceSummary } from '../../shared/api/process.js';
+import type { InstanceSummary, WaitingFor } from '../../shared/api/process.js';
 import { durationBetween, formatTime } from '../model/format.js';
 import { StateBadge } from './state-badge.js';
 
@@ -14,17 +14,36 @@ type Props = {
   readonly now: number;
 };
 
+/** What a person reads of a wait: `waiting for a person`, `for an event`... (WAITING_FOR). */
+export const WAITING_WORDS: Readonly<Record<WaitingFor, string>> = {
+  person: 'waiting for a person',
+  event: 'waiting for an event',
+  timer: 'waiting for a timer',
+  worker: 'waiting for a worker',
+  child: 'waiting for child executions',
+  queue: 'queued',
+};
+
+/** Where a running execution waits: the first wait (a person's first), and how many more. */
+function WaitTag({ waits }: { readonly waits: NonNullable<InstanceSummary['waits']> }) {
+  const first = waits.find((w) => w.for === 'person') ?? waits[0]!;
+  const more = waits.length > 1 ? ` (+${waits.length - 1})` : '';
+  return <span class={`tag wait-${first.for}`}>{`${WAITING_WORDS[first.for]} at ${first.nodeName}${more}`}</span>;
+}
+
 /** Four cells of execution `e`'s row: its state, start, duration and correlation key. */
 export function ExecutionCells({ e, now }: Props) {
   return (
     <>
       <td>
         <StateBadge state={e.state} />
-        {e.queuePosition !== undefined && (
+        {e.queuePosition !== undefined ? (
           <span
             class="tag"
             title="Waits for a slot of its flow's concurrency limit"
           >{`queued #${e.queuePosition}`}</span>
+        ) : (
+          e.waits !== undefined && <WaitTag waits={e.waits} />
         )}
       </td>
       <td>

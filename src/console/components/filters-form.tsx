@@ -7,6 +7,7 @@ import {
   fromLocalInput,
   hasFilters,
   toLocalInput,
+  WAITING_CHOICES,
   type Filters,
 } from '../model/filters.js';
 import { EXECUTION_STATES, STATE_NAMES } from '../model/states.js';
@@ -69,6 +70,7 @@ export function FiltersForm({ filters, flows, onApply }: Props) {
         errorCode: text('errorCode'),
         failedNode: text('failedNode'),
         correlationKey: text('correlationKey'),
+        waiting: text('waiting'),
         startedAfter: fromLocalInput(text('startedAfter')),
         startedBefore: fromLocalInput(text('startedBefore')),
       }),
@@ -126,6 +128,14 @@ export function FiltersForm({ filters, flows, onApply }: Props) {
         value={filters.state}
         values={STATE_NAMES}
         text={(s) => EXECUTION_STATES[s].word}
+        onChange={choose}
+      />
+      <ChoiceFilter
+        label="Waiting"
+        name="waiting"
+        value={filters.waiting}
+        values={WAITING_CHOICES.map(([v]) => v)}
+        text={(v) => WAITING_CHOICES.find(([w]) => w === v)![1]}
         onChange={choose}
       />
       <label>

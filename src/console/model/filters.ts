@@ -3,7 +3,7 @@
  * (a filtered list is a link), with the same names as GET /process/instances takes them.
  */
 import type { Environment } from '../../shared/api/common.js';
-import type { InstanceSummary, StateName } from '../../shared/api/process.js';
+import { WAITING_FOR, type InstanceSummary, type StateName, type WaitingFor } from '../../shared/api/process.js';
 import { STATE_NAMES } from './states.js';
 
 /** The environments, in the order the filters list them. */
@@ -19,6 +19,8 @@ export interface Filters {
   /** The node failed executions failed at (not in the list's items: only the daemon filters by it). */
   readonly failedNode?: string;
   readonly correlationKey?: string;
+  /** Running executions waiting for this (`any`: anything) at some node. */
+  readonly waiting?: WaitingFor | 'any';
   readonly startedAfter?: string;
   readonly startedBefore?: string;
 }
@@ -32,9 +34,21 @@ export const FILTER_KEYS = [
   'errorCode',
   'failedNode',
   'correlationKey',
+  'waiting',
   'startedAfter',
   'startedBefore',
 ] as const satisfies readonly (keyof Filters)[];
+
+/** The `waiting` filter's choices, as the filters list them. */
+export const WAITING_CHOICES: ReadonlyArray<readonly [WaitingFor | 'any', string]> = [
+  ['person', 'for a person'],
+  ['event', 'for an event'],
+  ['timer', 'for a timer'],
+  ['worker', 'for a worker'],
+  ['child', 'for child executions'],
+  ['queue', 'in the queue'],
+  ['any', 'for anything'],
+];
 
 const isDate = (v: string) => /^\d{4}-\d{2}-\d{2}T/.test(v) && !Number.isNaN(Date.parse(v));
 /** Whether a query value is one the filter takes (anything else in a URL is left out). */
@@ -46,6 +60,7 @@ const VALID: Record<keyof Filters, (v: string) => boolean> = {
   errorCode: (v) => v.length > 0 && v.length <= 200,
   failedNode: (v) => v.length > 0 && v.length <= 200,
   correlationKey: (v) => v.length > 0 && v.length <= 1000,
+  waiting: (v) => v === 'any' || (WAITING_FOR as readonly string[]).includes(v),
   startedAfter: isDate,
   startedBefore: isDate,
 };
@@ -90,6 +105,10 @@ export function matchesFilters(e: InstanceSummary, filters: Filters): boolean {
   if (filters.state !== undefined && e.state !== filters.state) return false;
   if (filters.errorCode !== undefined && e.errorCode !== filters.errorCode) return false;
   if (filters.correlationKey !== undefined && e.correlationKey !== filters.correlationKey) return false;
+  if (filters.waiting !== undefined) {
+    const want = filters.waiting;
+    if (e.state !== 'RUNNING' || !(e.waits ?? []).some((w) => want === 'any' || w.for === want)) return false;
+  }
   const started = Date.parse(e.startTime);
   if (filters.startedAfter !== undefined && started < Date.parse(filters.startedAfter)) return false;
   if (filters.startedBefore !== undefined && started >= Date.parse(filters.startedBefore)) return false;

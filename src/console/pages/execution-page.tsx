@@ -13,6 +13,7 @@ import { ChildTree } from '../components/child-tree.js';
 import { ConfirmDialog } from '../components/confirm-dialog.js';
 import { Conversation } from '../components/conversation.js';
 import { Facts } from '../components/execution-facts.js';
+import { WaitBanner } from '../components/wait-banner.js';
 import { JsonBlock } from '../components/json-block.js';
 import { LogView } from '../components/log-view.js';
 import { MoveForm } from '../components/move-form.js';
@@ -169,6 +170,7 @@ export default function ExecutionPage() {
           {actionError}
         </p>
       )}
+      <WaitBanner run={run} onAnswer={(nodeId) => select({ scope: [], id: nodeId })} />
       <ConfirmDialog
         open={askingRetry}
         title="Retry this execution?"

@@ -3,7 +3,7 @@
  * itself (live, or read from history), or from its history tags alone (execution-tags.ts),
  * which may not be able to say (older history, a digest): then its document is read.
  */
-import { STATE, type Environment } from '../../shared/api/index.js';
+import { STATE, STATUS, waitingFor, type Environment, type WaitingFor } from '../../shared/api/index.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
 import type { Execution } from '../state/state.js';
 import type { TagEquals } from '../store/history-store.js';
@@ -24,6 +24,8 @@ export interface ExecutionQuery {
   /** The node a failed execution failed at (its error's nodeId): failed executions only. */
   readonly failedNode?: string;
   readonly correlationKey?: string;
+  /** Running executions waiting for this at some node (`any`: for anything). */
+  readonly waiting?: WaitingFor | 'any';
   /** Started at or after this instant (ms since the epoch). */
   readonly startedAfter?: number;
   /** Started before this instant (ms since the epoch). */
@@ -104,7 +106,8 @@ export class ExecutionFilter {
         root: inst.root ?? null,
       }) &&
       (q.errorCode === undefined || failureCode(inst) === q.errorCode) &&
-      (q.failedNode === undefined || failedNode(inst) === q.failedNode)
+      (q.failedNode === undefined || failedNode(inst) === q.failedNode) &&
+      (q.waiting === undefined || (inst.stateCd === STATE.RUNNING && waitsFor(inst, q.waiting)))
     );
   }
 
@@ -114,6 +117,9 @@ export class ExecutionFilter {
    */
   summary(s: ExecutionSummary): Verdict {
     if (!this.fieldsMatch(s)) return 'no';
+    const waiting = this.q.waiting;
+    if (waiting !== undefined && (s.stateCd !== STATE.RUNNING || !s.waits.some((w) => wanted(w.kind, waiting))))
+      return 'no';
     if (this.q.errorCode === undefined && this.q.failedNode === undefined) return 'yes';
     return s.stateCd === STATE.FAILED ? 'maybe' : 'no';
   }
@@ -161,6 +167,7 @@ export class ExecutionFilter {
     if (q.processId !== undefined) want.push([TAG.processId, q.processId]);
     if (q.stateCd !== undefined) want.push([TAG.stateCd, String(q.stateCd)]);
     else if (q.errorCode !== undefined || q.failedNode !== undefined) want.push([TAG.stateCd, String(STATE.FAILED)]);
+    else if (q.waiting !== undefined) want.push([TAG.stateCd, String(STATE.RUNNING)]);
     if (q.parentId !== undefined || !this.children) want.push([TAG.parent, q.parentId ?? '']);
     if (this.want.organization !== null) want.push([TAG.organization, this.want.organization]);
     if (this.want.version !== null) want.push([TAG.version, this.want.version]);
@@ -174,6 +181,8 @@ export class ExecutionFilter {
   /** What the history tags of execution `id` say of the query (its id's bounds aside). Pure. */
   tags(tags: readonly string[], id: string): Verdict {
     const q = this.q;
+    // History keeps ended executions: none waits.
+    if (q.waiting !== undefined) return 'no';
     if (q.processId !== undefined && tags[TAG.processId] !== q.processId) return 'no';
     if (q.stateCd !== undefined && tags[TAG.stateCd] !== String(q.stateCd)) return 'no';
     // A failure code and a failed node are a failed execution's only.
@@ -207,6 +216,20 @@ export class ExecutionFilter {
     if (this.want.correlationKey !== null && and(text(tags[TAG.correlationKey], this.want.correlationKey))) return 'no';
     return verdict;
   }
+}
+
+/** Whether a node waiting with `kind` waits for `want`. Pure. */
+function wanted(kind: Parameters<typeof waitingFor>[0], want: WaitingFor | 'any'): boolean {
+  return want === 'any' || waitingFor(kind) === want;
+}
+
+/** Whether some node of `inst` waits for `want`. Pure. */
+function waitsFor(inst: Execution, want: WaitingFor | 'any'): boolean {
+  for (const id in inst.nodes) {
+    const node = inst.nodes[id]!;
+    if (node.statusCd === STATUS.WAITING && node.wait !== null && wanted(node.wait.kind, want)) return true;
+  }
+  return false;
 }
 
 /** A text tag against the tag wanted: absent (older history) or a digest that matches can only say maybe. */

@@ -4,7 +4,7 @@
  * in history, by the tags each was archived with (execution-tags.ts), reading a document only
  * where these cannot say, and a cold execution's for the page that shows it.
  */
-import { stateName, type InstanceSummary } from '../../shared/api/index.js';
+import { stateName, waitingFor, type InstanceSummary, type WaitingFor } from '../../shared/api/index.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
 import { STATE, STATUS, type Execution } from '../state/state.js';
 import type { HistoryStore } from '../store/history-store.js';
@@ -223,10 +223,15 @@ async function settleCold(
  */
 export function summarize(i: Execution, queuedAhead?: (inst: Execution) => number | null): InstanceSummary {
   const waitingNodeIds: string[] = [];
+  let waits: Array<{ nodeId: string; nodeName: string; for: WaitingFor }> | undefined;
   let childCount = 0;
   for (const id in i.nodes) {
     const node = i.nodes[id]!;
-    if (i.stateCd === STATE.RUNNING && node.statusCd === STATUS.WAITING) waitingNodeIds.push(node.nodeId);
+    if (i.stateCd === STATE.RUNNING && node.statusCd === STATUS.WAITING) {
+      waitingNodeIds.push(node.nodeId);
+      if (node.wait !== null)
+        (waits ??= []).push({ nodeId: node.nodeId, nodeName: node.nodeName, for: waitingFor(node.wait.kind) });
+    }
     childCount += node.children?.length ?? 0;
   }
   const summary: InstanceSummary = {
@@ -245,6 +250,7 @@ export function summarize(i: Execution, queuedAhead?: (inst: Execution) => numbe
     childCount,
     waitingNodeIds,
   };
+  if (waits !== undefined) (summary as { waits?: typeof waits }).waits = waits;
   const ahead = i.concurrency === undefined || queuedAhead === undefined ? null : queuedAhead(i);
   if (ahead !== null) (summary as { queuePosition?: number }).queuePosition = ahead + 1;
   return summary;

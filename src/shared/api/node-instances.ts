@@ -81,6 +81,35 @@ export interface AgentState {
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number };
 }
 
+/**
+ * What a running execution waits for at a node, in the words of lists and filters: a person (an
+ * input node or user task), an event (a message or signal), a timer, a worker (a domainTask's
+ * job), its child executions (a subprocess, loop, called flow, an agent's tools), or a slot of
+ * its flow's concurrency limit (queued).
+ */
+export const WAITING_FOR = ['person', 'event', 'timer', 'worker', 'child', 'queue'] as const;
+export type WaitingFor = (typeof WAITING_FOR)[number];
+
+/** What a node waiting with `kind` waits for (WAITING_FOR). Pure. */
+export function waitingFor(kind: Wait['kind']): WaitingFor {
+  switch (kind) {
+    case 'input':
+      return 'person';
+    case 'event':
+      return 'event';
+    case 'timer':
+      return 'timer';
+    case 'job':
+      return 'worker';
+    case 'queue':
+      return 'queue';
+    case 'child':
+    case 'loop':
+    case 'tools':
+      return 'child';
+  }
+}
+
 /** What a waiting node waits for. `dueAt` arms a timer (input timeout, timer event). */
 export type Wait =
   | {

@@ -7,7 +7,7 @@
  */
 import { Type, type Static } from './schema.js';
 import type { ExecutionEndState } from '../flow/types.js';
-import type { NodeView } from './node-instances.js';
+import { WAITING_FOR, type NodeView } from './node-instances.js';
 import type { ReplayOfView, RetryView } from './recovery.js';
 import {
   Answer,
@@ -136,6 +136,12 @@ export const ExecutionListQuery = Type.Object(
     /** The node a failed execution failed at (its `data.error.nodeId`); only failed executions match. */
     failedNode: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     correlationKey: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+    /**
+     * Running executions waiting for this at some node (`person`: an input node or user task;
+     * `event`, `timer`, `worker`, `child`, `queue`; `any`: waiting for anything); only running
+     * executions match.
+     */
+    waiting: Type.Optional(StringEnum([...WAITING_FOR, 'any'] as const)),
     /** Started at or after this instant. */
     startedAfter: Type.Optional(Type.String({ format: 'date-time' })),
     /** Started before this instant. */
@@ -190,6 +196,10 @@ export const InstanceSummary = Answer({
   waitingNodeIds: Type.Unsafe<readonly string[]>({ type: 'array', items: { type: 'string' } }),
   /** A start queued by its flow's concurrency limit: its place in the queue (1: the next to start); absent otherwise. */
   queuePosition: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** Where a running execution waits, and for what (WAITING_FOR), in node order; absent when it waits nowhere. */
+  waits: Type.Optional(
+    Type.Array(Answer({ nodeId: Type.String(), nodeName: Type.String(), for: StringEnum(WAITING_FOR) })),
+  ),
 });
 export type InstanceSummary = Static<typeof InstanceSummary>;
 

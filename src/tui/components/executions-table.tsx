@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { clock, duration, envWord, fit, idColumns, shortId, stateView, windowStart } from '../format.js';
+import { clock, duration, envWord, fit, idColumns, shortId, listedStateView, windowStart } from '../format.js';
 import type { ExecutionSummary } from '../types.js';
 
 /** Width of the WAITING column (the node ids an execution waits at). */
@@ -86,7 +86,7 @@ export function ExecutionsTable(props: {
       >{`  ${fit('STATE', 12)} ${fit('FLOW', cols.flow)} ${started('STARTED')}${fit('TIME', 7)} ${waiting('WAITING')}${key('KEY')}${env('ENV')}ID`}</Text>
       {items.length === 0 && <Text dimColor> {empty}</Text>}
       {visible.map((e, i) => {
-        const v = stateView(e.stateCd);
+        const v = listedStateView(e);
         const at = first + i === selected;
         return (
           <Text key={e.processInstanceId} inverse={at}>

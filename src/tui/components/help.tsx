@@ -4,7 +4,7 @@ const KEYS: ReadonlyArray<readonly [string, string]> = [
   ['↑ ↓  k j', 'move; ← → h l: along a choice laid out on one line (tasks)'],
   ['enter', 'open the execution or the flow (its versions); answer the task'],
   ['esc', 'back to the list (from a child: to its parent)'],
-  ['s', 'filter by state: all, running, failed, completed, cancelled'],
+  ['s', 'state filter: all, running, waiting, failed, completed, cancelled'],
   ['c  p', 'cancel the execution (asks first); p: pause/resume a schedule'],
   ['r', 'retry a failed execution (asks first); flows: start a run'],
   ['f', 'executions: filter by flow (all, then each flow in the list)'],

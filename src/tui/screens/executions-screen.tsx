@@ -17,8 +17,15 @@ import type { Task } from '../hooks/use-tasks.js';
 import { useNotice } from '../hooks/use-notice.js';
 import { terminalCopy } from '../clipboard.js';
 
-const FILTERS = [null, 0, 2, 1, 3] as const;
-const FILTER_WORDS = ['all', 'running', 'failed', 'completed', 'cancelled'];
+const FILTERS = [null, 0, 'person', 2, 1, 3] as const;
+const FILTER_WORDS = ['all', 'running', 'waiting for a person', 'failed', 'completed', 'cancelled'];
+
+/** Whether `e` passes state filter `f` (FILTERS; null: all; `person`: running and waiting for a person). Pure. */
+function passes(e: ExecutionSummary, f: (typeof FILTERS)[number]): boolean {
+  if (f === null) return true;
+  if (f === 'person') return e.stateCd === 0 && (e.waits ?? []).some((w) => w.for === 'person');
+  return e.stateCd === f;
+}
 
 /** The flow names of `items`, sorted: what the flow filter cycles through after "all". */
 export function flowNames(items: readonly ExecutionSummary[]): string[] {
@@ -82,10 +89,7 @@ export function ExecutionsScreen(
     onOpened?.();
   }, [toOpen, onOpened]);
   const shown = items.filter(
-    (e) =>
-      (FILTERS[filter] === null || e.stateCd === FILTERS[filter]) &&
-      (flow === null || e.processName === flow) &&
-      matchesSearch(e, search),
+    (e) => passes(e, FILTERS[filter]!) && (flow === null || e.processName === flow) && matchesSearch(e, search),
   );
   const current = open
     ? (items.find((e) => e.processInstanceId === open) ?? null)

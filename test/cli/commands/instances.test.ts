@@ -312,3 +312,35 @@ t.test('wfx instances list filters every flow by state, environment, failure cod
   const bad = await run(['instances', 'list', '--limit', '0']);
   t.equal(bad.code, 2, '--limit 0 is a usage error');
 });
+
+const WAITS = `processId: 3c4d5e6f-7a8b-4c9d-8e0f-2a3b4c5d6e7f
+name: Waits
+nodes:
+  start: { type: startEvent, next: route }
+  route:
+    type: exclusiveGateway
+    branches: [{ condition: "\${who == 'person'}", next: ask }]
+    default: nap
+  ask: { type: inputNode, inputType: textbox, next: done }
+  nap: { type: intermediateCatchEvent, eventType: timer, duration: 1d, next: done }
+  done: { type: endEvent }
+`;
+
+t.test('wfx instances list --waiting: what running executions wait for, in a WAITING column', async (t) => {
+  const cwd = t.testdir({ 'waits.yaml': WAITS });
+  await startDaemon(t, { cwd });
+  const run = (args: string[]) => wfxIn(args, { cwd });
+  t.equal((await run(['flow', 'publish', 'waits.yaml'])).code, 0);
+  const person = (await run(['run', 'Waits', '--set', 'who=person'])).stdout.trim();
+  const timer = (await run(['run', 'Waits', '--set', 'who=clock'])).stdout.trim();
+  const only = await run(['instances', 'list', '--waiting', 'person']);
+  t.equal(only.code, 0, only.stderr);
+  const lines = only.stdout.trimEnd().split('\n');
+  t.match(lines[0], /^ID\s+FLOW\s+VERSION\s+STATE\s+WAITING\s+STARTED/);
+  t.match(lines[1], new RegExp(`^${person}\\s+Waits\\s+1\\s+running\\s+person at ask\\s`));
+  t.equal(lines.length, 2, 'only the one waiting for a person');
+  const all = (await run(['instances', 'list', '--waiting', 'any'])).stdout;
+  t.match(all, new RegExp(`^${timer}\\s+Waits\\s+1\\s+running\\s+timer at nap\\s`, 'm'));
+  const bad = await run(['instances', 'list', '--waiting', 'someone']);
+  t.equal(bad.code, 2, 'an unknown choice is a usage error');
+});

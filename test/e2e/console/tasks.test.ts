@@ -353,6 +353,36 @@ t.test('tasks in the console, end to end', { skip: CHROMIUM_SKIP }, async (t) =>
     await fresh.close();
   });
 
+  await t.test('a run waiting for a person: marked and filtered in the list, its banner answers it', async (t) => {
+    const runId = await start(REVIEW, 'contract-3');
+    await page.goto(`${url}/executions?processId=${REVIEW}`);
+    const row = page.locator('tr[data-row]', { hasText: runId });
+    await row.getByText('waiting for a person at Review the contract').waitFor();
+    t.pass('the list says where it waits, not only that it runs');
+    await page.getByLabel('Waiting').selectOption('person');
+    await page.waitForURL((u) => u.searchParams.get('waiting') === 'person');
+    await row.waitFor();
+    const listed = await page.locator('tr[data-row]').allTextContents();
+    t.ok(listed.length > 0 && listed.every((r) => /waiting for a person/.test(r)), 'the filter keeps only such runs');
+    t.same(await axeCheck(page), [], 'the filtered list: no serious accessibility violation');
+
+    await row.click();
+    await page.waitForURL((u) => u.pathname === `/executions/${runId}`);
+    const banner = page.getByRole('region', { name: 'What it waits for' });
+    await banner.getByText('Waiting for a person at Review the contract').waitFor();
+    await screenshot(page, 'console-execution-waiting');
+    t.same(await axeCheck(page), [], 'the banner: no serious accessibility violation');
+    await banner.getByRole('button', { name: 'Answer Review the contract' }).click();
+    const panel = page.locator('.node-panel');
+    await panel.getByRole('heading', { name: 'Answer' }).waitFor();
+    await panel.getByLabel('Yes').check();
+    await panel.getByRole('button', { name: 'Complete' }).click();
+    await page.locator('.page-head .state-completed').first().waitFor();
+    t.equal(await banner.count(), 0, 'answered, the banner is gone');
+    const done = (await ended(runId)) as { data: Record<string, unknown> };
+    t.equal(done.data.ok, true, 'the answer reached the flow');
+  });
+
   await t.test('a viewer reads tasks but is offered no answer', async (t) => {
     const viewerKey = (
       await api('POST', '/admin/api-keys', { name: 'viewer', organization: 'default', role: 'viewer' })

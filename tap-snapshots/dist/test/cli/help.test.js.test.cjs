@@ -1154,6 +1154,10 @@ Options:
   --error-code <code>         only failed executions with this failure code
   --failed-node <node>        only failed executions that failed at this node
   --correlation-key <key>     only executions with this correlation key
+  --waiting <for>             only running executions waiting for this at some
+                              node (person: an input node or user task; any:
+                              anything) (choices: "person", "event", "timer",
+                              "worker", "child", "queue", "any")
   --started-after <instant>   only executions started at or after this instant
                               (ISO)
   --started-before <instant>  only executions started before this instant (ISO)
@@ -1241,6 +1245,10 @@ Options:
   --error-code <code>      only failed executions with this failure code
   --failed-node <nodeId>   only failed executions that failed at this node
   --correlation-key <key>  only executions with this correlation key
+  --waiting <for>          only running executions waiting for this at some node
+                           (person: an input node or user task; any: anything)
+                           (choices: "person", "event", "timer", "worker",
+                           "child", "queue", "any")
   --limit <n>              at most this many (default: 50)
   --all                    child executions too (loop iterations, subprocesses,
                            agents' tools); default: top-level only
@@ -1252,6 +1260,7 @@ Examples:
   $ wfx instances list
   $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json
   $ wfx instances list --error-code HTTP_503 --env PRODUCTION
+  $ wfx instances list --waiting person
 
 `
 
@@ -1277,6 +1286,10 @@ Options:
   --error-code <code>         only failed executions with this failure code
   --failed-node <node>        only failed executions that failed at this node
   --correlation-key <key>     only executions with this correlation key
+  --waiting <for>             only running executions waiting for this at some
+                              node (person: an input node or user task; any:
+                              anything) (choices: "person", "event", "timer",
+                              "worker", "child", "queue", "any")
   --started-after <instant>   only executions started at or after this instant
                               (ISO)
   --started-before <instant>  only executions started before this instant (ISO)
@@ -1339,6 +1352,10 @@ Options:
   --error-code <code>         only failed executions with this failure code
   --failed-node <node>        only failed executions that failed at this node
   --correlation-key <key>     only executions with this correlation key
+  --waiting <for>             only running executions waiting for this at some
+                              node (person: an input node or user task; any:
+                              anything) (choices: "person", "event", "timer",
+                              "worker", "child", "queue", "any")
   --started-after <instant>   only executions started at or after this instant
                               (ISO)
   --started-before <instant>  only executions started before this instant (ISO)
@@ -1396,6 +1413,10 @@ Options:
   --error-code <code>         only failed executions with this failure code
   --failed-node <node>        only failed executions that failed at this node
   --correlation-key <key>     only executions with this correlation key
+  --waiting <for>             only running executions waiting for this at some
+                              node (person: an input node or user task; any:
+                              anything) (choices: "person", "event", "timer",
+                              "worker", "child", "queue", "any")
   --started-after <instant>   only executions started at or after this instant
                               (ISO)
   --started-before <instant>  only executions started before this instant (ISO)
