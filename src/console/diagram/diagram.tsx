@@ -4,10 +4,11 @@
  * Enter or Space opens it); a container's +/− button opens its body.
  */
 import { Fragment, type ComponentChildren } from 'preact';
-import { useId, useMemo, useState } from 'preact/hooks';
+import { useId, useMemo } from 'preact/hooks';
 import type { GraphModel, ModelEdge } from './graph-model.js';
 import { DiagramNode, type NodeMark } from './diagram-node.js';
 import { layoutGraph, type Layout, type Point } from './layout.js';
+import { MAX_SCALE, MIN_SCALE, useZoomPan } from './zoom.js';
 import { StateIcon } from '../components/state-icon.js';
 import { NODE_STATE_WORDS, type NodeState } from '../model/states.js';
 
@@ -156,21 +157,34 @@ const LEGEND: readonly NodeState[] = ['active', 'waiting', 'completed', 'failed'
 export function Diagram(props: Props) {
   const layout = useMemo(() => layoutGraph(props.graph), [props.graph]);
   const markers = `arrow${useId().replace(/[^A-Za-z0-9_-]/g, '')}`;
-  const [fit, setFit] = useState(false);
+  const view = useZoomPan(layout.width, layout);
   return (
-    <figure class={`diagram ${fit ? 'fit' : ''}`}>
-      <div class="diagram-tools">
-        <button type="button" aria-pressed={fit} onClick={() => setFit(!fit)}>
-          Fit to width
+    <figure class="diagram">
+      <div class="diagram-tools" role="toolbar" aria-label={`Zoom the diagram of ${props.title}`}>
+        <button type="button" onClick={view.zoomOut} disabled={view.scale <= MIN_SCALE} aria-label="Zoom out">
+          −
+        </button>
+        <span class="zoom-level" aria-live="polite">{`${Math.round(view.scale * 100)}%`}</span>
+        <button type="button" onClick={view.zoomIn} disabled={view.scale >= MAX_SCALE} aria-label="Zoom in">
+          +
+        </button>
+        <button type="button" aria-pressed={view.fitted} onClick={view.fit}>
+          Fit
         </button>
       </div>
-      <div class="diagram-scroll" role="region" aria-label={`Diagram of ${props.title}`}>
+      <div
+        class="diagram-scroll"
+        role="region"
+        aria-label={`Diagram of ${props.title}: drag or arrow keys to pan, + and − to zoom, 0 to fit`}
+        tabIndex={0}
+        {...view.pane}
+      >
         <svg
           class="diagram-svg"
           role="group"
           aria-label={`Nodes of ${props.title}`}
-          width={Math.ceil(layout.width)}
-          height={Math.ceil(layout.height)}
+          width={Math.ceil(layout.width * view.scale)}
+          height={Math.ceil(layout.height * view.scale)}
           viewBox={`0 0 ${Math.ceil(layout.width)} ${Math.ceil(layout.height)}`}
         >
           <defs>

@@ -99,7 +99,7 @@ function measure(
       return { width: Math.max(s, textWidth(name)), height: s + 2 * SIZES.labelLine, shapeW: s, shapeH: s };
     }
     case 'task': {
-      const w = clamp(textWidth(name) + 32, 132, 220);
+      const w = clamp(textWidth(name) + 24, 120, 220);
       return { width: w, height: SIZES.taskHeight, shapeW: w, shapeH: SIZES.taskHeight };
     }
     case 'container': {
@@ -135,7 +135,7 @@ const EMPTY: Layout = { width: 2 * SIZES.padding, height: 2 * SIZES.padding, nod
 export function layoutGraph(graph: GraphModel): Layout {
   if (graph.nodes.length === 0) return EMPTY;
   const g = new graphlib.Graph({ multigraph: true });
-  g.setGraph({ rankdir: 'LR', nodesep: 36, ranksep: 56, edgesep: 16, marginx: 20, marginy: 20 });
+  g.setGraph({ rankdir: 'LR', nodesep: 32, ranksep: 36, edgesep: 16, marginx: 16, marginy: 16 });
   g.setDefaultEdgeLabel(() => ({}));
   const bodies = new Map<string, Layout | null>();
   const sizes = new Map<string, ReturnType<typeof measure>>();
