@@ -1,14 +1,16 @@
 /*
  * One task opened from the inbox or its deep link (/tasks/ID/NODE): the execution read to find
- * the node waiting there, its facts (flow, assignee, waiting since, due with a countdown) and
- * its form; or, when it no longer waits, what became of it.
+ * the node waiting there, its facts (flow, assignee, waiting since, due with a countdown that
+ * stops once it is answered), its form, and beside it the execution's variables, what the person
+ * answering judges; or, when it no longer waits, what became of it.
  */
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { calls } from '../../shared/api/calls/index.js';
 import { useApi } from '../hooks/use-api.js';
 import { useNow } from '../hooks/use-now.js';
 import { formatDuration, formatTime } from '../model/format.js';
 import { dueWords } from '../model/task-form.js';
+import { JsonBlock } from './json-block.js';
 import { TaskForm } from './task-form.js';
 
 /** Props of TaskPanel. */
@@ -32,7 +34,10 @@ export function TaskPanel({ processInstanceId, nodeId, dueAt, mayExecute, onAnsw
   const ni = run?.nodes.find((n) => n.nodeId === nodeId && n.statusCd === 1 && n.wait?.kind === 'input');
   const wait = ni?.wait?.kind === 'input' ? ni.wait : null;
   const due = dueAt !== undefined ? dueAt : (wait?.dueAt ?? null);
-  const now = useNow(due !== null);
+  // Answered here: no longer due (the form says what became of it).
+  const [answered, setAnswered] = useState(false);
+  useEffect(() => setAnswered(false), [processInstanceId, nodeId]);
+  const now = useNow(due !== null && !answered);
   const execution = `/executions/${encodeURIComponent(processInstanceId)}`;
   return (
     <section class="panel task-panel" aria-labelledby="task-panel-title">
@@ -82,7 +87,9 @@ export function TaskPanel({ processInstanceId, nodeId, dueAt, mayExecute, onAnsw
             </dd>
             <dt>Due</dt>
             <dd>
-              {due ? (
+              {answered ? (
+                'answered'
+              ) : due ? (
                 <>
                   <time dateTime={due}>{formatTime(due)}</time>{' '}
                   <span class="countdown">{`(${dueWords(due, now, formatDuration)})`}</span>
@@ -92,20 +99,33 @@ export function TaskPanel({ processInstanceId, nodeId, dueAt, mayExecute, onAnsw
               )}
             </dd>
           </dl>
-          <TaskForm
-            processInstanceId={processInstanceId}
-            organization={run.organization}
-            nodeId={nodeId}
-            nodeName={ni.nodeName}
-            spec={wait}
-            mayExecute={mayExecute}
-            idBase="task"
-            onAnswered={() => {
-              onAnswered();
-            }}
-          />
+          <div class="task-body">
+            <TaskForm
+              processInstanceId={processInstanceId}
+              organization={run.organization}
+              nodeId={nodeId}
+              nodeName={ni.nodeName}
+              spec={wait}
+              mayExecute={mayExecute}
+              idBase="task"
+              onAnswered={() => {
+                setAnswered(true);
+                onAnswered();
+              }}
+            />
+            <section class="task-variables" aria-labelledby="task-variables-title">
+              <h3 id="task-variables-title">The execution's variables</h3>
+              <JsonBlock value={variablesOf(run.data)} label="Variables of the execution" empty="No variables." />
+            </section>
+          </div>
         </>
       )}
     </section>
   );
+}
+
+/** An execution's variables without its error (a failed one's, shown as its error elsewhere). Pure. */
+function variablesOf(data: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const { error: _error, ...variables } = data;
+  return variables;
 }

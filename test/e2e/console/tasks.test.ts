@@ -353,6 +353,24 @@ t.test('tasks in the console, end to end', { skip: CHROMIUM_SKIP }, async (t) =>
     await fresh.close();
   });
 
+  await t.test("a task beside its execution's variables; answered, it is no longer due", async (t) => {
+    const runId = await start(REVIEW, 'contract-4');
+    await page.goto(`${url}/tasks/${runId}/review`);
+    const panel = page.locator('.task-panel');
+    const variables = panel.getByLabel('Variables of the execution');
+    await variables.waitFor();
+    t.match(await variables.textContent(), /"order": "contract-4"/, 'the variables the answer is judged by');
+    t.match(await panel.locator('.task-facts').textContent(), /Due.*\(in (59|60) min/, 'due, counting down');
+    await panel.getByLabel('Yes').check();
+    await panel.getByRole('button', { name: 'Complete' }).click();
+    await panel.getByText('✓ Answered: the execution goes on.').waitFor();
+    const facts = (await panel.locator('.task-facts').textContent()) ?? '';
+    t.match(facts, /Dueanswered/, 'no longer due');
+    t.notMatch(facts, /countdown|in \d+ min/, 'the countdown stopped');
+    t.same(await axeCheck(page), [], 'the answered task: no serious accessibility violation');
+    await ended(runId);
+  });
+
   await t.test('a run waiting for a person: marked and filtered in the list, its banner answers it', async (t) => {
     const runId = await start(REVIEW, 'contract-3');
     await page.goto(`${url}/executions?processId=${REVIEW}`);
