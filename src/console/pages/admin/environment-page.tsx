@@ -12,6 +12,7 @@ import { calls } from '../../../shared/api/calls/index.js';
 import { send } from '../../api/http.js';
 import { adminPage } from '../../components/admin-shell.js';
 import { ConfirmDialog } from '../../components/confirm-dialog.js';
+import { NamedValueForm } from '../../components/named-value-form.js';
 import { ReadTable } from '../../components/read-table.js';
 import { SaidNote } from '../../components/said-note.js';
 import { useApi } from '../../hooks/use-api.js';
@@ -48,8 +49,7 @@ function Values() {
           .map(([n, v]) => ({ environment: read.data!.environment, name: n, value: v }))
       : [],
   );
-  const submit = async (e: Event) => {
-    e.preventDefault();
+  const submit = async () => {
     const set = () => send(calls.environments.set(environment, name, value));
     if (await attempt(set, `${name} set in ${environment}.`, `${name} was not set`)) {
       setName('');
@@ -114,43 +114,15 @@ function Values() {
           </tr>
         )}
       />
-      <form class="env-form" aria-labelledby="set-env-title" onSubmit={(e) => void submit(e)}>
-        <h2 id="set-env-title">Set a value</h2>
-        <p id="env-name-help" class="muted">
-          A name is letters, digits and _, not starting with a digit. Setting one again replaces its value.
-        </p>
-        <div class="form-grid">
-          <label for="env-name">Name</label>
-          <input
-            id="env-name"
-            value={name}
-            autocomplete="off"
-            spellcheck={false}
-            aria-describedby="env-name-help"
-            onInput={(e) => setName(e.currentTarget.value)}
-          />
-          <label for="env-environment">Environment</label>
-          <select
-            id="env-environment"
-            value={environment}
-            onChange={(e) => setEnvironment(e.currentTarget.value as Environment)}
-          >
-            <option value="PRODUCTION">production</option>
-            <option value="DEVELOPMENT">development</option>
-          </select>
-          <label for="env-value">Value</label>
-          <input
-            id="env-value"
-            value={value}
-            autocomplete="off"
-            spellcheck={false}
-            onInput={(e) => setValue(e.currentTarget.value)}
-          />
-        </div>
-        <button type="submit" class="primary" disabled={!ENV_NAME.test(name)}>
-          Set value
-        </button>
-      </form>
+      <NamedValueForm
+        idBase="env"
+        title="Set a value"
+        submit="Set value"
+        valueType="text"
+        ready={ENV_NAME.test(name)}
+        fields={{ name, environment, value, setName, setEnvironment, setValue }}
+        onSubmit={() => void submit()}
+      />
       <ConfirmDialog
         open={removing !== null}
         titleId="remove-env-title"

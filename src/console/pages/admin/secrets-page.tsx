@@ -11,6 +11,7 @@ import { SECRET_NAME } from '../../../shared/flow/secret-refs.js';
 import { send } from '../../api/http.js';
 import { adminPage } from '../../components/admin-shell.js';
 import { ConfirmDialog } from '../../components/confirm-dialog.js';
+import { NamedValueForm } from '../../components/named-value-form.js';
 import { ReadTable } from '../../components/read-table.js';
 import { SaidNote } from '../../components/said-note.js';
 import { useApi } from '../../hooks/use-api.js';
@@ -27,8 +28,7 @@ function Secrets() {
   const items = secrets.data?.items ?? [];
   const nameOk = SECRET_NAME.test(name);
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
+  const submit = async () => {
     const set = () => send(calls.secrets.set(name, { value, environment }));
     // The value leaves the page whatever the answer: it is typed again rather than kept.
     setValue('');
@@ -75,43 +75,15 @@ function Secrets() {
           </tr>
         )}
       />
-      <form class="secret-form" aria-labelledby="set-secret-title" onSubmit={(e) => void submit(e)}>
-        <h2 id="set-secret-title">Set a secret</h2>
-        <p id="secret-name-help" class="muted">
-          A name is letters, digits and _, not starting with a digit. Setting one again replaces its value.
-        </p>
-        <div class="form-grid">
-          <label for="secret-name">Name</label>
-          <input
-            id="secret-name"
-            value={name}
-            autocomplete="off"
-            spellcheck={false}
-            aria-describedby="secret-name-help"
-            onInput={(e) => setName(e.currentTarget.value)}
-          />
-          <label for="secret-environment">Environment</label>
-          <select
-            id="secret-environment"
-            value={environment}
-            onChange={(e) => setEnvironment(e.currentTarget.value as Environment)}
-          >
-            <option value="PRODUCTION">production</option>
-            <option value="DEVELOPMENT">development</option>
-          </select>
-          <label for="secret-value">Value</label>
-          <input
-            id="secret-value"
-            type="password"
-            autocomplete="new-password"
-            value={value}
-            onInput={(e) => setValue(e.currentTarget.value)}
-          />
-        </div>
-        <button type="submit" class="primary" disabled={!nameOk || value === ''}>
-          Set secret
-        </button>
-      </form>
+      <NamedValueForm
+        idBase="secret"
+        title="Set a secret"
+        submit="Set secret"
+        valueType="password"
+        ready={nameOk && value !== ''}
+        fields={{ name, environment, value, setName, setEnvironment, setValue }}
+        onSubmit={() => void submit()}
+      />
       <ConfirmDialog
         open={deleting !== null}
         titleId="remove-secret-title"
