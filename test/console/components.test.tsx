@@ -17,7 +17,11 @@ t.test('the diagram: a button per node and boundary event, named with its state;
   const html = render(
     <Diagram graph={graph} hasRun title="Demo" selected={{ scope: [], id: 'route' }} onSelect={noop} onToggle={noop} />,
   );
-  t.match(html, /<div class="diagram-scroll" role="region" aria-label="Diagram of Demo">/);
+  t.match(
+    html,
+    /<div class="diagram-scroll" role="region" aria-label="Diagram of Demo: drag or arrow keys to pan, \+ and − to zoom, 0 to fit" tabindex="0">/,
+  );
+  t.match(html, /role="toolbar" aria-label="Zoom the diagram of Demo"/, 'its zoom buttons');
   t.match(html, /<svg[^>]*role="group"[^>]*aria-label="Nodes of Demo"/);
   t.match(html, /aria-label="Big order\?, exclusiveGateway, completed"/);
   t.match(html, /aria-label="Price each line, 3 iterations, loopNode, completed"/, 'an opened loop');
@@ -37,7 +41,11 @@ t.test('the diagram: a button per node and boundary event, named with its state;
     7,
     'the edges taken (six, and one in the body)',
   );
-  t.equal((html.match(/tabindex="0"/g) ?? []).length, 17, 'every node, boundary event and +/− is a tab stop');
+  t.equal(
+    (html.match(/tabindex="0"/g) ?? []).length,
+    18,
+    'every node, boundary event and +/− is a tab stop, and the pane (to pan and zoom by keyboard)',
+  );
   t.match(html, /States:/, 'a legend in words');
   t.notMatch(html, /style=/, 'no inline style');
   const plain = render(
