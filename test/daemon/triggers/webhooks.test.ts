@@ -51,11 +51,21 @@ t.test(
     t.equal(reg.statusCode, 201, reg.body);
     const token = (reg.json() as { endpoints: Array<{ token: string }> }).endpoints[0]!.token;
     const pid = await h.publish(ORDERS);
-    /** `strict`: a second flow on the same webhook that declares only the payload. */
+    // Inputs that allow no webhook variable but the payload refuse every delivery: refused at publish.
+    await t.rejects(
+      h.publish(
+        ORDERS.replace('name: On order', 'name: Closed').replace(
+          '  required: [webhookPayload]',
+          '  additionalProperties: false',
+        ),
+      ),
+      /TRIGGER_INPUTS_UNMET/,
+    );
+    /** `strict`: a second flow on the same webhook whose order ids are numbers, which a publish cannot rule out. */
     const strict = await h.publish(
       ORDERS.replace('name: On order', 'name: Strict').replace(
-        '  required: [webhookPayload]',
-        '  additionalProperties: false',
+        'properties: { orderId: { type: string } }',
+        'properties: { orderId: { type: number } }',
       ),
     );
     const deliver = async (payload: object): Promise<DeliveryRecord> => {
@@ -76,8 +86,8 @@ t.test(
     );
     t.match(
       refused.reason,
-      new RegExp(`${strict} not started: VALIDATION_ERROR: data\\.webhook\\w+ is not an input of the flow`),
-      'inputs that do not allow the webhook variables refuse every delivery',
+      new RegExp(`${strict} not started: VALIDATION_ERROR: data\\.webhookPayload\\.orderId is required`),
+      'each flow whose inputs refuse it, and why',
     );
     t.equal(refusals.length, 1, 'and a WARN line');
     t.match(refusals[0], /not started: VALIDATION_ERROR/);
