@@ -59,7 +59,7 @@ t.test(
     const keys = (...k: string[]) => tmux('send-keys', '-t', 'wfx', ...k);
 
     await paneMatching(/· live/);
-    await paneMatching(new RegExp(`● running\\s+Ship order v1 .*${started.processInstanceId}`));
+    await paneMatching(new RegExp(`◷ waiting\\s+Ship order v1 .*${started.processInstanceId}`));
     await keys('2');
     const list = await paneMatching(/› Ship order v1\s+Approve\s+textbox/);
     t.match(list, /input: Ship order 42 \(39 EUR\)\?/, 'the task, its title resolved');

@@ -30,7 +30,8 @@ t.test(
 
     const ui = render(<App client={client} url={info.url} rows={24} />);
     t.teardown(() => ui.unmount());
-    await frameMatching(ui.lastFrame, new RegExp(`● running\\s+Needs an answer v1 .*${first.processInstanceId}`));
+    // Waiting at its input node: waiting for a person, not running.
+    await frameMatching(ui.lastFrame, new RegExp(`◷ waiting\\s+Needs an answer v1 .*${first.processInstanceId}`));
     t.match(ui.lastFrame(), /· live/);
 
     // Started while the TUI watches: it appears without a key press (GET /events).
@@ -58,7 +59,7 @@ t.test(
     ui.stdin.write('s'); // state filter: running
     const running = await frameMatching(ui.lastFrame, /state: running/);
     t.notMatch(running, /◌ cancelled/, 'the cancelled one is filtered out');
-    t.match(running, /● running/);
+    t.match(running, /◷ waiting/, 'running, waiting for a person');
     ui.stdin.write('?');
     await frameMatching(ui.lastFrame, /wfx tui · keys/);
   },
@@ -208,7 +209,7 @@ t.test(
     const app = <App client={client} url={info.url} rows={30} />;
     const ui = render(app);
     t.teardown(() => ui.unmount());
-    await frameMatching(ui.lastFrame, new RegExp(`● running\\s+Needs an answer v1 .*${run.processInstanceId}`));
+    await frameMatching(ui.lastFrame, new RegExp(`◷ waiting\\s+Needs an answer v1 .*${run.processInstanceId}`));
     ui.stdin.write(KEY.enter);
     const detail = await frameMatching(ui.lastFrame, /ask: waiting for input[\s\S]*\ba\s+answer/);
     t.match(detail, /tab\s+log\s+v\s+variables/, 'the key bar names the panes and the variables');
