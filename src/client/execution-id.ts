@@ -43,9 +43,9 @@ export type PickExecution = (found: readonly InstanceSummary[]) => Promise<strin
 /**
  * The execution id `arg` names: a whole id (or anything not a prefix of one) as it is, else the
  * one execution the caller sees whose id begins with it (child executions too; of several, the
- * one `pick` picks, by default a tree's root: treeRoot). Reads only the executions started within the prefix's time
- * range. Throws INSTANCE_NOT_FOUND when none does, AMBIGUOUS_ID listing candidates (newest
- * first) when several do.
+ * one `pick` picks, by default a tree's root: treeRoot). Reads only the executions started
+ * within the prefix's time range. Throws INSTANCE_NOT_FOUND when none does, AMBIGUOUS_ID
+ * listing candidates (newest first) when several do.
  */
 export async function executionIdOf(client: WfxClient, arg: string, pick: PickExecution = treeRoot): Promise<string> {
   const hex = arg.replace(/-/g, '');

@@ -70,9 +70,9 @@ export function waitingJob(
 /**
  * The waiting jobs, by organization, domain and action, each action's by its executions'
  * priority (highest first), then in the order they became waiting or were last locked (so a scan
- * for available jobs meets the locked ones last). Kept
- * by the reducer from node waits; derived (DERIVED in state.ts), so a start builds it again
- * from the live executions in its recovery walk (or on first use, where no walk made it).
+ * for available jobs meets the locked ones last). Kept by the reducer from node waits; derived
+ * (DERIVED in state.ts), so a start builds it again from the live executions in its recovery
+ * walk (or on first use, where no walk made it).
  *
  * Invariant: a key is here exactly while its node waits with a job wait (added by
  * `node.waiting`, moved by `job.locked`, removed when the node leaves the wait); the reducer
