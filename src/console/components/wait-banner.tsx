@@ -3,7 +3,8 @@
  * run working. For each node waiting for a person (an input node or user task) its name and an
  * Answer button that opens the node's panel, where the task's form is; other waits in a line.
  */
-import { waitingFor, type InstanceView, type WaitingFor } from '../../shared/api/process.js';
+import type { InstanceView } from '../../shared/api/process.js';
+import { waitsOf } from '../model/summary.js';
 import { WAITING_WORDS } from './execution-cells.js';
 
 /** Props of WaitBanner. */
@@ -15,11 +16,7 @@ type Props = {
 
 /** The banner; nothing for an execution that does not run or waits nowhere. */
 export function WaitBanner({ run, onAnswer }: Props) {
-  if (run.state !== 'RUNNING' || run.queuePosition !== undefined) return null;
-  const waits: Array<{ readonly nodeId: string; readonly nodeName: string; readonly for: WaitingFor }> = [];
-  for (const ni of run.nodes)
-    if (ni.statusCd === 1 && ni.wait)
-      waits.push({ nodeId: ni.nodeId, nodeName: ni.nodeName, for: waitingFor(ni.wait.kind) });
+  const waits = run.queuePosition === undefined ? (waitsOf(run).waits ?? []) : [];
   if (waits.length === 0) return null;
   const people = waits.filter((w) => w.for === 'person');
   const others = waits.filter((w) => w.for !== 'person');

@@ -23,7 +23,7 @@ export function summaryOf(v: InstanceView): InstanceSummary {
 }
 
 /** Where running execution `v` waits and for what, as the list's summary says (absent: nowhere). Pure. */
-function waitsOf(v: InstanceView): Pick<InstanceSummary, 'waits'> {
+export function waitsOf(v: InstanceView): Pick<InstanceSummary, 'waits'> {
   if (v.state !== 'RUNNING') return {};
   const waits = v.nodes.flatMap((ni) =>
     ni.statusCd === 1 && ni.wait ? [{ nodeId: ni.nodeId, nodeName: ni.nodeName, for: waitingFor(ni.wait.kind) }] : [],
