@@ -34,6 +34,14 @@ export class Oracle {
     this.all.set(summary.id, { summary, location, due: summary.dueMs });
   }
 
+  /** The ids with every pair of `where`, sorted. */
+  withSearch(where: ReadonlyArray<readonly [string, string]>): string[] {
+    return [...this.all.values()]
+      .filter((h) => where.every(([name, value]) => h.summary.search?.[name] === value))
+      .map((h) => h.summary.id)
+      .sort();
+  }
+
   tree(root: string): string[] {
     return [...this.all.values()]
       .filter((h) => h.summary.id === root || h.summary.root === root)
@@ -168,7 +176,7 @@ export function randomSummary(rnd: () => number, id: string, roots: readonly str
   // Waits under their execution's own key, as most message waits are (an index writes them once).
   const own = (w: WaitSummary): WaitSummary =>
     w.kind === 'event' && w.key === KEYS[0] && correlationKey !== null ? { ...w, key: correlationKey } : w;
-  return {
+  const summary: ExecutionSummary = {
     id,
     organization: pick(ORGS),
     processId: pick(FLOWS),
@@ -185,4 +193,17 @@ export function randomSummary(rnd: () => number, id: string, roots: readonly str
     active: rnd() < 0.8 ? 0 : 2,
     waits: waits.map(own),
   };
+  const search = searchOf(id);
+  if (search !== undefined) (summary as { search?: typeof search }).search = search;
+  return summary;
+}
+
+/** The search attribute values randomSummary gives (of the id: the seeded sequence stays as it was). */
+export const TIERS = ['gold', 'silver', 'bronze'] as const;
+
+/** The search attributes of a summary of `id`: most have none, some a tier and a region. */
+function searchOf(id: string): Readonly<Record<string, string>> | undefined {
+  const c = id.charCodeAt(id.length - 1);
+  if (c % 3 === 0) return undefined;
+  return { tier: TIERS[c % TIERS.length]!, ...(c % 2 === 0 && { region: `r${c % 5}` }) };
 }

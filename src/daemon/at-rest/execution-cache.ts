@@ -104,6 +104,10 @@ export class ExecutionCache implements ColdExecutions {
     return this.directory.list({ limit: Infinity });
   }
 
+  idsWithSearch(where: ReadonlyArray<readonly [string, string]>): string[] {
+    return this.directory.withSearch(where);
+  }
+
   page(after: string | null, limit: number): string[] {
     return this.directory.list({ after, limit });
   }

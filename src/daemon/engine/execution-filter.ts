@@ -7,7 +7,8 @@ import { STATE, STATUS, waitingFor, type Environment, type WaitingFor } from '..
 import type { ExecutionSummary } from '../state/execution-summary.js';
 import type { Execution } from '../state/state.js';
 import type { TagEquals } from '../store/history-store.js';
-import { failedNode, failureCode, TAG, textTag } from './execution-tags.js';
+import { failedNode, failureCode, searchTagPairs, searchValueTag, TAG, textTag } from './execution-tags.js';
+import { searchMatches } from '../../shared/flow/search-attributes.js';
 import { bucketOf } from '../state/ids.js';
 
 /** A list of executions (GET /process/instances, and a flow's: GET /process/{id}/instances). */
@@ -26,6 +27,8 @@ export interface ExecutionQuery {
   readonly correlationKey?: string;
   /** Running executions waiting for this at some node (`any`: for anything). */
   readonly waiting?: WaitingFor | 'any';
+  /** Search attributes (name, value) an execution has, every one. */
+  readonly search?: ReadonlyArray<readonly [string, string]>;
   /** Started at or after this instant (ms since the epoch). */
   readonly startedAfter?: number;
   /** Started before this instant (ms since the epoch). */
@@ -59,6 +62,8 @@ export class ExecutionFilter {
     readonly errorCode: string | null;
     readonly failedNode: string | null;
     readonly correlationKey: string | null;
+    /** The search pairs with their values as searchTag keeps them. */
+    readonly search: ReadonlyArray<readonly [string, string]> | null;
   };
 
   constructor(
@@ -81,6 +86,7 @@ export class ExecutionFilter {
       errorCode: text(q.errorCode),
       failedNode: text(q.failedNode),
       correlationKey: text(q.correlationKey),
+      search: q.search === undefined ? null : q.search.map(([name, value]) => [name, searchValueTag(value)] as const),
     };
   }
 
@@ -107,7 +113,8 @@ export class ExecutionFilter {
       }) &&
       (q.errorCode === undefined || failureCode(inst) === q.errorCode) &&
       (q.failedNode === undefined || failedNode(inst) === q.failedNode) &&
-      (q.waiting === undefined || (inst.stateCd === STATE.RUNNING && waitsFor(inst, q.waiting)))
+      (q.waiting === undefined || (inst.stateCd === STATE.RUNNING && waitsFor(inst, q.waiting))) &&
+      (q.search === undefined || searchMatches(inst.search, q.search))
     );
   }
 
@@ -117,6 +124,7 @@ export class ExecutionFilter {
    */
   summary(s: ExecutionSummary): Verdict {
     if (!this.fieldsMatch(s)) return 'no';
+    if (this.q.search !== undefined && !searchMatches(s.search, this.q.search)) return 'no';
     const waiting = this.q.waiting;
     if (waiting !== undefined && (s.stateCd !== STATE.RUNNING || !s.waits.some((w) => wanted(w.kind, waiting))))
       return 'no';
@@ -125,7 +133,7 @@ export class ExecutionFilter {
   }
 
   /** Whether an execution's own fields, all but its failure's, answer the query. Pure. */
-  private fieldsMatch(f: Omit<ExecutionSummary, 'dueMs' | 'active' | 'waits' | 'triggered' | 'child'>): boolean {
+  private fieldsMatch(f: Omit<ExecutionSummary, 'dueMs' | 'active' | 'waits' | 'triggered' | 'child' | 'search'>): boolean {
     const q = this.q;
     const within = bucketOf(f.id) === null ? this.startedWithin(f.startMs, f.id) : this.inBounds(f.id);
     return (
@@ -214,6 +222,7 @@ export class ExecutionFilter {
     if (this.want.errorCode !== null && and(text(tags[TAG.errorCode], this.want.errorCode))) return 'no';
     if (this.want.failedNode !== null && and(text(tags[TAG.failedNode], this.want.failedNode))) return 'no';
     if (this.want.correlationKey !== null && and(text(tags[TAG.correlationKey], this.want.correlationKey))) return 'no';
+    if (this.want.search !== null && and(searchVerdict(tags[TAG.search], this.want.search))) return 'no';
     return verdict;
   }
 }
@@ -230,6 +239,21 @@ function waitsFor(inst: Execution, want: WaitingFor | 'any'): boolean {
     if (node.statusCd === STATUS.WAITING && node.wait !== null && wanted(node.wait.kind, want)) return true;
   }
   return false;
+}
+
+/**
+ * A searchTag against the pairs wanted (values as the tag keeps them): absent, written before
+ * search attributes when none had any, says no; a digest that matches, maybe. Pure.
+ */
+function searchVerdict(tag: string | undefined, want: ReadonlyArray<readonly [string, string]>): Verdict {
+  if (tag === undefined || tag === '') return 'no';
+  const pairs = searchTagPairs(tag);
+  let verdict: Verdict = 'yes';
+  for (const [name, value] of want) {
+    if (pairs.get(name) !== value) return 'no';
+    if (value.startsWith('#')) verdict = 'maybe';
+  }
+  return verdict;
 }
 
 /** A text tag against the tag wanted: absent (older history) or a digest that matches can only say maybe. */

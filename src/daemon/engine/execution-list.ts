@@ -17,8 +17,11 @@ export interface ExecutionSources {
   readonly live: () => Iterable<Execution>;
   /** The resident live execution `id`, whatever its state (one retried since history kept it failed). */
   readonly liveOne: (id: string) => Execution | undefined;
-  /** The ids of the live executions that are cold (Executions.coldIds), in no set order. */
-  readonly coldIds: () => Iterable<string>;
+  /**
+   * The ids of the live executions that are cold (Executions.coldIds), in no set order; with
+   * `where`, at least those that have every search attribute of it (an index may leave out the rest).
+   */
+  readonly coldIds: (where?: ReadonlyArray<readonly [string, string]>) => Iterable<string>;
   /** What is kept of cold execution `id` (Executions.coldSummary); undefined: it is not cold. */
   readonly coldSummary: (id: string) => ExecutionSummary | undefined;
   /** Makes the trees of executions `ids` resident (Executions.ensure): null when they are. */
@@ -120,7 +123,7 @@ async function findExecutions(
       live.push(inst.processInstanceId);
     }
   const unsure: string[] = [];
-  for (const id of src.coldIds()) {
+  for (const id of src.coldIds(query.search)) {
     const summary = src.coldSummary(id);
     if (summary === undefined || found.has(id) || !keep(id)) continue;
     const verdict = filter.summary(summary);
@@ -251,6 +254,7 @@ export function summarize(i: Execution, queuedAhead?: (inst: Execution) => numbe
     waitingNodeIds,
   };
   if (waits !== undefined) (summary as { waits?: typeof waits }).waits = waits;
+  if (i.search !== undefined) (summary as { search?: typeof i.search }).search = i.search;
   const ahead = i.concurrency === undefined || queuedAhead === undefined ? null : queuedAhead(i);
   if (ahead !== null) (summary as { queuePosition?: number }).queuePosition = ahead + 1;
   return summary;

@@ -9,7 +9,9 @@
  * 3 organization, 4 version, 5 environment, 6 failure code ('' unless failed), 7 correlation key
  * ('' for none), then (absent in history written before failures were grouped) 8 the node a
  * failed execution failed at ('' unless failed, or failed at no node), then (absent in history
- * written before trees were listed) 9 the root of its tree ('' for a top-level execution). A tag
+ * written before trees were listed) 9 the root of its tree ('' for a top-level execution), then
+ * (absent in history written before search attributes, when none had any) 10 its search
+ * attributes (searchTag: '' for none). A tag
  * holds no space, `|` or control character (the frame header's rule):
  * free text is percent-encoded, and text whose encoding is longer than TEXT_TAG_MAX is kept as
  * `#` and a digest of it instead, which says "maybe" (a document read settles it).
@@ -30,6 +32,7 @@ export const TAG = {
   correlationKey: 7,
   failedNode: 8,
   root: 9,
+  search: 10,
 } as const;
 
 /** The longest free-text tag kept as text; a longer one is a digest. */
@@ -54,7 +57,14 @@ export function textTag(text: string): string {
 /** What the tags of an execution are made of: the fields it started with. */
 export type Tagged = Pick<
   Execution,
-  'processId' | 'parentInstanceId' | 'organization' | 'processVersion' | 'environment' | 'correlationKey' | 'root'
+  | 'processId'
+  | 'parentInstanceId'
+  | 'organization'
+  | 'processVersion'
+  | 'environment'
+  | 'correlationKey'
+  | 'root'
+  | 'search'
 >;
 
 /** The history tags of a finished execution, in TAG's order: its fields and how it ended (`end`). Pure. */
@@ -71,7 +81,41 @@ export function executionTags(inst: Tagged, end: Pick<Execution, 'stateCd' | 'er
     inst.correlationKey === null || inst.correlationKey === '' ? '' : textTag(inst.correlationKey),
     textTag(failedNode(end) ?? ''),
     inst.root ?? '',
+    searchTag(inst.search),
   ];
+}
+
+/** The longest search attribute value a tag keeps as text; a longer one is a digest. */
+const SEARCH_VALUE_TAG_MAX = 64;
+
+/**
+ * Search attributes as one tag: `name=value` pairs in name order, joined by `&`, each value
+ * percent-encoded, or `#` and its digest when that is longer than SEARCH_VALUE_TAG_MAX (then
+ * a match says "maybe"); '' for none. Names have no character to encode. Pure.
+ */
+export function searchTag(search: Readonly<Record<string, string>> | undefined): string {
+  if (search === undefined) return '';
+  return Object.keys(search)
+    .sort()
+    .map((name) => `${name}=${searchValueTag(search[name]!)}`)
+    .join('&');
+}
+
+/** A search attribute's value as searchTag keeps it. Pure. */
+export function searchValueTag(value: string): string {
+  const tag = textTag(value);
+  return tag.length <= SEARCH_VALUE_TAG_MAX ? tag : `#${createHash('sha256').update(value).digest('base64url').slice(0, 22)}`;
+}
+
+/** The pairs of a searchTag, value tags as kept. Pure. */
+export function searchTagPairs(tag: string): Map<string, string> {
+  const pairs = new Map<string, string>();
+  if (tag === '') return pairs;
+  for (const pair of tag.split('&')) {
+    const eq = pair.indexOf('=');
+    pairs.set(pair.slice(0, eq), pair.slice(eq + 1));
+  }
+  return pairs;
 }
 
 /** The failure code of an execution: its error's code when it failed, else null. Pure. */

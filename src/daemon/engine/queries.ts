@@ -38,7 +38,7 @@ export function executionSources(executions: Executions, state: WfxState, archiv
     history: archive.history,
     archived: (id) => archive.read(id),
     liveOne: (id) => execution(state, id),
-    coldIds: () => executions.coldIds(),
+    coldIds: (where) => (where === undefined ? executions.coldIds() : executions.coldIdsWithSearch(where)),
     coldSummary: (id) => executions.coldSummary(id),
     ensure: (ids) => executions.ensure(ids),
     flowOrganization: (processId) => ownEntry(state.flows, processId)?.organization,

@@ -57,6 +57,8 @@ export interface Execution {
   readonly concurrency?: string;
   /** Its start's priority (higher first in queues); absent: 0. */
   readonly priority?: number;
+  /** Its search attributes (shared/flow/search-attributes.ts): its flow's `search:` at start, updated by nodes'. Absent: none. */
+  search?: Readonly<Record<string, string>>;
   /** The JSON size of `variables`, kept up by the reducer (sizes.ts); absent in records written before it was. */
   varSize?: number;
   /** The JSON size of `logs`, kept up by the reducer (sizes.ts). */

@@ -74,6 +74,8 @@ export interface ExecutionSummary {
   readonly active: number;
   /** Its waiting nodes, in node order. */
   readonly waits: readonly WaitSummary[];
+  /** Its search attributes (Execution.search). Absent: none (written only when it has some). */
+  readonly search?: Readonly<Record<string, string>>;
 }
 
 /** A summary's flag bits as the segment index and the directory keep them: `triggered`. */
@@ -140,6 +142,7 @@ export function summarize(inst: Execution, boundaryDue: BoundaryDue): ExecutionS
     active,
     waits,
   };
+  if (inst.search !== undefined) (summary as { search?: Readonly<Record<string, string>> }).search = inst.search;
   return withSlot(summary, inst.concurrency !== undefined);
 }
 

@@ -65,6 +65,8 @@ export interface ColdExecutions {
   summary(id: string): ExecutionSummary | undefined;
   /** The ids of the cold executions, in no set order (listings and bulk selections over every live execution). */
   ids(): Iterable<string>;
+  /** The ids of the cold executions that have every search attribute of `where` (name, value), from an index. */
+  idsWithSearch?(where: ReadonlyArray<readonly [string, string]>): Iterable<string>;
   /** The cold executions as the recovery walk after a lazy open reads them. */
   live?(): ColdLive;
   /** Told the executions each step changed (recently used: a cache keeps them longer). */
@@ -271,6 +273,16 @@ export class Executions {
   /** The ids of the cold executions (none while all are resident), in no set order. */
   coldIds(): Iterable<string> {
     return this.cold?.ids() ?? [];
+  }
+
+  /**
+   * The ids of the cold executions that have every search attribute of `where`: from the cold
+   * side's index, or (a cold side without one) every cold id, for the caller's filter to decide.
+   */
+  coldIdsWithSearch(where: ReadonlyArray<readonly [string, string]>): Iterable<string> {
+    const cold = this.cold;
+    if (cold === null) return [];
+    return cold.idsWithSearch?.(where) ?? cold.ids();
   }
 
   /**

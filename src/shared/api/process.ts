@@ -7,6 +7,7 @@
  */
 import { Type, type Static } from './schema.js';
 import type { ExecutionEndState } from '../flow/types.js';
+import { SEARCH_MAX_ATTRIBUTES, SEARCH_NAME_PATTERN, SEARCH_VALUE_MAX } from '../flow/search-attributes.js';
 import { WAITING_FOR, type NodeView } from './node-instances.js';
 import type { ReplayOfView, RetryView } from './recovery.js';
 import {
@@ -142,6 +143,20 @@ export const ExecutionListQuery = Type.Object(
      * executions match.
      */
     waiting: Type.Optional(StringEnum([...WAITING_FOR, 'any'] as const)),
+    /**
+     * Search attributes (a flow's `search:`), each `name=value`: executions whose attribute
+     * `name` is exactly `value`, all of them (repeat the parameter for more).
+     */
+    where: Type.Optional(
+      Type.Array(
+        Type.String({
+          pattern: `${SEARCH_NAME_PATTERN.slice(0, -1)}=`,
+          maxLength: 41 + SEARCH_VALUE_MAX,
+          description: 'name=value',
+        }),
+        { maxItems: SEARCH_MAX_ATTRIBUTES },
+      ),
+    ),
     /** Started at or after this instant. */
     startedAfter: Type.Optional(Type.String({ format: 'date-time' })),
     /** Started before this instant. */
@@ -200,6 +215,8 @@ export const InstanceSummary = Answer({
   waits: Type.Optional(
     Type.Array(Answer({ nodeId: Type.String(), nodeName: Type.String(), for: StringEnum(WAITING_FOR) })),
   ),
+  /** Its search attributes (its flow's `search:`, nodes' updates); absent when it has none. */
+  search: Type.Optional(Type.Unsafe<Readonly<Record<string, string>>>({ type: 'object', additionalProperties: { type: 'string' } })),
 });
 export type InstanceSummary = Static<typeof InstanceSummary>;
 
@@ -258,6 +275,8 @@ export interface InstanceView {
   readonly environment: Environment;
   /** Its start's priority (higher first where starts and work wait their turn); absent: 0. */
   readonly priority?: number;
+  /** Its search attributes (its flow's `search:`, nodes' updates); absent when it has none. */
+  readonly search?: Readonly<Record<string, string>>;
   /** A start queued by its flow's concurrency limit: its place in the queue (1: the next to start); absent otherwise. */
   readonly queuePosition?: number;
   readonly nodes: readonly NodeView[];

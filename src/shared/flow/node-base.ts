@@ -8,6 +8,8 @@ export interface NodeBase {
   /** Display name (nodeName in logs); default: the node id. */
   readonly name?: string;
   readonly description?: string;
+  /** Search attributes it sets on its execution when it completes: name to a template over the variables. */
+  readonly search?: Readonly<Record<string, string>>;
   /** Taken when the node fails (or, on an input node, is cancelled). */
   readonly errorFlow?: string;
 }

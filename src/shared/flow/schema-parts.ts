@@ -2,6 +2,7 @@
  * The pieces the flow format's JSON Schema (schema.ts) is made of: node references, durations,
  * conditions, form fields, retries, the model properties aiTask and callAgent share.
  */
+import { searchSchema } from './search-attributes.js';
 import { FIELD_TYPES } from './types.js';
 
 /** A JSON Schema object. */
@@ -51,6 +52,7 @@ export const field: Schema = {
 export const common: Schema = {
   name: { type: 'string', description: 'display name (nodeName in logs); default: the node id' },
   description: { type: 'string' },
+  search: searchSchema('node'),
 };
 export const errorFlow: Schema = { ...nodeRef, description: 'taken when this node fails' };
 

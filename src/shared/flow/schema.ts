@@ -15,6 +15,7 @@ import {
   type Schema,
 } from './schema-parts.js';
 import { WORK_NODE_PROPERTIES } from './work-node-schemas.js';
+import { searchSchema } from './search-attributes.js';
 import { TRIGGERS } from './trigger-schemas.js';
 
 /**
@@ -289,6 +290,7 @@ export function flowSchema(options?: { readonly bodies?: 'checked' | 'unchecked'
         description:
           'a JSON Schema of the start data (type object; describe each property): checked on every start, and the parameters of the flow as an agent tool',
       },
+      search: searchSchema('flow'),
       concurrency: {
         type: 'object',
         description:

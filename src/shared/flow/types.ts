@@ -324,6 +324,8 @@ export interface FlowDefinition {
   readonly triggers?: readonly Trigger[];
   /** How many of its executions run at once (engine/step/concurrency.ts); absent: no limit. */
   readonly concurrency?: FlowConcurrency;
+  /** Search attributes: name to a template over the start data (search-attributes.ts). */
+  readonly search?: Readonly<Record<string, string>>;
   readonly nodes: Readonly<Record<string, FlowNode>>;
 }
 

@@ -37,6 +37,7 @@ interface SummaryRow {
   readonly active: number | null;
   readonly waits: WaitSummary[] | null;
   readonly flags: number | null;
+  readonly search: Readonly<Record<string, string>> | null;
   /** Only for a row whose summary is incomplete (written without one, or before `flags`). */
   readonly doc: string | null;
   readonly bytes: number;
@@ -46,7 +47,7 @@ interface SummaryRow {
 // or it was written before migration 14) comes with its document: it is loaded whole.
 const SUMMARIES = `
   SELECT id, organization, process_id, process_version, environment, state_cd, root, parent, start_ms,
-         correlation_key, due_ms, active, waits, flags,
+         correlation_key, due_ms, active, waits, flags, search,
          CASE WHEN organization IS NULL OR flags IS NULL OR state_cd IS NULL THEN doc END AS doc,
          octet_length(doc) AS bytes
     FROM wfx_executions
@@ -272,5 +273,6 @@ function summaryOf(row: SummaryRow): ExecutionSummary {
     active: row.active ?? 0,
     waits: row.waits ?? [],
   };
+  if (row.search !== null) (summary as { search?: typeof row.search }).search = row.search;
   return withSlot(summary, (flags & FLAG_SLOT) !== 0);
 }

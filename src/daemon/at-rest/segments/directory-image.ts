@@ -31,8 +31,9 @@ import { segmentName } from './files.js';
 /** The image's file name in the segments' folder. */
 export const IMAGE_NAME = 'directory.image';
 const FORMAT = 'wfx-directory-image';
-// 2: the wait rows keep job priorities (an image of version 1 is not read: the indexes are).
-const VERSION = 2;
+// 2: the wait rows keep job priorities; 3: the search attributes (an older image is not read:
+// the indexes are).
+const VERSION = 3;
 
 /** A segment an image covers: its number, its file's bytes, and how many of them were dead. */
 export interface Covered {

@@ -29,7 +29,9 @@ import {
  * - `waitFlowNode` (per wait): absent, an event wait's flow node id is '' (unknown until the
  *   execution is read and written again);
  * - `waitPriority` (per wait): written only by a segment with a job of priority other than 0;
- *   absent, every job's priority is 0.
+ *   absent, every job's priority is 0;
+ * - `search` (per entry): written only by a segment with an entry that has search attributes;
+ *   absent, none has any.
  */
 export interface IndexDoc {
   readonly format: 'wfx-execution-segment-index';
@@ -69,6 +71,8 @@ export interface IndexDoc {
   readonly waitFlowNode?: Array<number | null>;
   /** Per wait: a job wait's priority, null for 0 and the other kinds (absent: every one 0; see above). */
   readonly waitPriority?: Array<number | null>;
+  /** Per entry: its search attributes, null for none (absent: none has any; see above). */
+  readonly search?: Array<Readonly<Record<string, string>> | null>;
   /** Ids that stopped being live executions as of this segment (archived, or moved away). */
   readonly removed: string[];
 }
@@ -157,6 +161,11 @@ export class IndexBuilder {
     d.dueMs.push(this.timeOrNull(s.dueMs));
     d.active.push(s.active);
     d.flags!.push(summaryFlags(s));
+    if (s.search !== undefined || d.search !== undefined) {
+      // Made at the first such entry, the entries before it filled in: most segments have none.
+      d.search ??= new Array<Readonly<Record<string, string>> | null>(d.ids.length - 1).fill(null);
+      d.search.push(s.search ?? null);
+    }
     d.waits.push(s.waits.length);
     for (const w of s.waits) this.addWait(w, s.correlationKey);
   }
@@ -261,6 +270,8 @@ export function parseIndex(text: string, segment: number): IndexDoc | string {
     return `column waitFlowNode is not ${waits} long`;
   if (doc.waitPriority !== undefined && (!Array.isArray(doc.waitPriority) || doc.waitPriority.length !== waits))
     return `column waitPriority is not ${waits} long`;
+  if (doc.search !== undefined && (!Array.isArray(doc.search) || doc.search.length !== n))
+    return `column search is not ${n} long`;
   return doc;
 }
 
@@ -293,6 +304,8 @@ export function forEachEntry(
       active: doc.active[i]!,
       waits,
     };
+    const search = doc.search?.[i] ?? null;
+    if (search !== null) (summary as { search?: typeof search }).search = search;
     fn(doc.ids[i]!, doc.offset[i]!, doc.length[i]!, withSlot(summary, flagOf(doc, i, FLAG_SLOT)));
   }
 }

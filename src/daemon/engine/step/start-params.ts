@@ -4,6 +4,7 @@
  */
 import { WfxError } from '../../../shared/errors.js';
 import { checkInputs } from '../../../shared/flow/inputs.js';
+import { resolveSearch } from '../../../shared/flow/search-attributes.js';
 import { cloneData, ownEntry } from '../../../shared/json-object.js';
 import { jsonSize } from '../../../shared/json-size.js';
 import type { WfxState, Writable } from '../../state/state.js';
@@ -73,6 +74,11 @@ export function resolveStart(
   const concurrency = published.definition.concurrency;
   if (concurrency !== undefined && params.parentInstanceId === null)
     params.concurrency = slotKey(environment, flow.processId, concurrency.key, variables);
+  const search = published.definition.search;
+  if (search !== undefined) {
+    const { set } = resolveSearch(search, variables);
+    if (Object.keys(set).length > 0) params.search = set;
+  }
   // Only while tracing is on: the record form of the span it continues (Step.started completes it).
   if (ctx.tracing !== null && req.traceparent !== undefined) {
     const trace = ctx.tracing.continued(req.traceparent);

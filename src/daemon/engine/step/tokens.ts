@@ -6,6 +6,7 @@
  */
 import type { NodeFailureCode, PassedOnFailureCode } from '../../../shared/flow/failure-codes.js';
 import type { Edge } from '../../../shared/flow/graph.js';
+import { resolveSearch, updatedSearch } from '../../../shared/flow/search-attributes.js';
 import type { BoundaryEventNode } from '../../../shared/flow/types.js';
 import { extensibleCopy } from '../../../shared/json-object.js';
 import { startedInstance, type ExecutionStart } from '../../state/records/execution.js';
@@ -215,12 +216,20 @@ export abstract class Tokens extends StepLedger {
     ni: NodeInstance,
     outcome: Extract<Outcome, { kind: 'next' | 'end' }>,
   ): void {
+    const search = this.ctx.flowOf(inst).nodes[ni.nodeId]?.search;
+    if (search !== undefined) this.updateSearch(inst, search);
     if (outcome.kind === 'end') {
       if (outcome.terminate) this.finish(inst, STATE.COMPLETED, `terminated by ${ni.nodeId}`);
       return;
     }
     if (outcome.deliver) this.throwEvent(inst, outcome.deliver);
     this.route(inst, ni, outcome.to);
+  }
+
+  /** A completed node's `search:` over the variables now, written when it changes its execution's attributes. */
+  private updateSearch(inst: Execution, templates: Readonly<Record<string, string>>): void {
+    const next = updatedSearch(inst.search, resolveSearch(templates, inst.variables));
+    if (next !== null) this.emit({ type: 'instance.searched', instanceId: inst.processInstanceId, search: next });
   }
 
   /** Moves the token along the edges to `to` (default: every `next`). */

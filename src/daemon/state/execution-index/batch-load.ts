@@ -40,6 +40,8 @@ export interface SummaryColumns {
   readonly waitFlowNode?: ReadonlyArray<number | null>;
   /** Per wait, a job wait's priority (null: 0); absent (most indexes): every one 0. */
   readonly waitPriority?: ReadonlyArray<number | null>;
+  /** Per entry, its search attributes (null: none); absent (most indexes): none has any. */
+  readonly search?: ReadonlyArray<Readonly<Record<string, string>> | null>;
   /** Ids that stopped being live executions as of this segment. */
   readonly removed: readonly string[];
 }

@@ -33,6 +33,7 @@ export class ExecutionIndex extends IndexRows {
       if (members === undefined) d.trees.set(root, (members = new Set()));
       members.add(slot);
     }
+    d.search.restore(inp);
     if (!inp.done) throw new RangeError('the image holds more than an execution index');
     return d;
   }
@@ -62,7 +63,14 @@ export class ExecutionIndex extends IndexRows {
       active: this.active[slot]!,
       waits: this.waits.summaries(this.firstWait[slot]!),
     };
+    const search = this.search.of(slot);
+    if (search !== undefined) (summary as { search?: typeof search }).search = search;
     return { summary: withSlot(summary, (this.flags[slot]! & FLAG_SLOT) !== 0), location: this.locationOf(id)! };
+  }
+
+  /** The ids of the executions that have every search attribute of `where` (name, value). */
+  withSearch(where: ReadonlyArray<readonly [string, string]>): string[] {
+    return this.search.slots(where).map((slot) => this.ids.idOf(slot));
   }
 
   /** The ids of tree `root`: the root if the execution index has it, then every execution whose root it is. */

@@ -16,6 +16,7 @@ import { checkLocation, emptyRow, emptyWalkRow, type CodedRow, type Location, ty
 import { SlotColumns } from './slot-columns.js';
 import { SortedList } from './sorted.js';
 import { WaitTable } from './waits.js';
+import { SearchIndex } from './search-index.js';
 
 /** The rows of the execution index and the indexes they keep (see the top of this file). */
 export class IndexRows extends SlotColumns {
@@ -28,6 +29,8 @@ export class IndexRows extends SlotColumns {
   /** Live slots, oldest id first (new ids come last: an insert is an append). */
   protected readonly order: SortedList;
   protected correlation: Array<string | null>;
+  /** The search attributes of the executions that have some, and their index. */
+  protected search = new SearchIndex();
   /** Root and parent of the executions that have one (children: rare). */
   protected readonly lineage = new Map<number, readonly [string | null, string | null]>();
   /** The slots of each tree's executions but its root, by the root's id. */
@@ -60,6 +63,7 @@ export class IndexRows extends SlotColumns {
     this.saveColumns(out);
     out.texts(this.correlation.slice(0, this.slots));
     out.value([...this.lineage].map(([slot, [root, parent]]) => [slot, root, parent]));
+    this.search.save(out);
   }
 
   /** Executions in the execution index. */
@@ -95,6 +99,7 @@ export class IndexRows extends SlotColumns {
     r.root = summary.root;
     r.parent = summary.parent;
     r.dueMs = summary.dueMs;
+    r.search = summary.search;
     // Before the waits: a wait under the execution's own key keeps none of its own.
     this.correlation[slot] = r.correlation;
     this.attach(slot, summary.id, this.waits.add(slot, r.org, r.flow, summary.waits));
@@ -133,6 +138,7 @@ export class IndexRows extends SlotColumns {
       r.parent = c.parent[i]!;
       const due = c.dueMs[i]!;
       r.dueMs = due === null ? null : base + due;
+      r.search = c.search?.[i] ?? undefined;
       this.correlation[slot] = r.correlation;
       const count = c.waits[i]!;
       let first = -1;
@@ -241,6 +247,7 @@ export class IndexRows extends SlotColumns {
     this.offset[slot] = r.offset;
     this.length[slot] = r.length;
     this.correlation[slot] = r.correlation;
+    this.search.set(slot, r.search);
     const root = r.root === id ? null : r.root;
     if (root !== null || r.parent !== null) this.lineage.set(slot, [root, r.parent]);
     if (root !== null) {
@@ -260,6 +267,7 @@ export class IndexRows extends SlotColumns {
     this.taken.delete(slot);
     this.waits.removeChain(this.firstWait[slot]!);
     this.firstWait[slot] = -1;
+    this.search.delete(slot);
     const lineage = this.lineage.get(slot);
     if (lineage === undefined) return;
     this.lineage.delete(slot);

@@ -54,6 +54,8 @@ export interface CodedRow {
   startMs: number;
   active: number;
   correlation: string | null;
+  /** Search attributes; undefined: none. */
+  search: Readonly<Record<string, string>> | undefined;
   root: string | null;
   parent: string | null;
   dueMs: number | null;
@@ -81,6 +83,7 @@ export function emptyRow(): CodedRow {
     startMs: 0,
     active: 0,
     correlation: null,
+    search: undefined,
     root: null,
     parent: null,
     dueMs: null,

@@ -38,6 +38,8 @@ export type ExecutionRecord =
       readonly error?: ExecutionError;
     }
   | { readonly type: 'instance.archived'; readonly instanceId: string }
+  /** Its search attributes are now `search` (a node's `search:` changed them). */
+  | { readonly type: 'instance.searched'; readonly instanceId: string; readonly search: Readonly<Record<string, string>> }
   /**
    * Nothing of the tree rooted at `root` runs any more, as of `instanceId`'s end (whose record
    * it follows, in its partition): its tally (WfxState.treeCreated) is forgotten.
@@ -91,6 +93,7 @@ function withChildFields<T extends ExecutionStart>(
     | 'triggeredBy'
     | 'concurrency'
     | 'priority'
+    | 'search'
   >,
 ): T {
   const w = to as Writable<T>;
@@ -105,6 +108,7 @@ function withChildFields<T extends ExecutionStart>(
   if (from.triggeredBy !== undefined) w.triggeredBy = from.triggeredBy;
   if (from.concurrency !== undefined) w.concurrency = from.concurrency;
   if (from.priority !== undefined) w.priority = from.priority;
+  if (from.search !== undefined) w.search = from.search;
   return to;
 }
 
@@ -202,5 +206,10 @@ export const executionHandlers: Handlers<ExecutionRecord> = {
     const inst = execution(state, r.instanceId);
     ExecutionTable.of(state).archive(r.instanceId);
     if (inst) indexTaskExecution(state, inst);
+  },
+  'instance.searched': (state, r) => {
+    const inst = execution(state, r.instanceId);
+    // The record was serialized before it is applied (Store): its object can be kept.
+    if (inst) inst.search = r.search;
   },
 };

@@ -293,6 +293,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE wfx_executions ADD COLUMN flags smallint;
     `,
   },
+  {
+    version: 15,
+    name: 'search attributes',
+    sql: `
+      -- An execution's search attributes (ExecutionSummary.search; null: none), loaded with its
+      -- summary. Rows written before had none: search attributes came after them.
+      ALTER TABLE wfx_executions ADD COLUMN search jsonb;
+    `,
+  },
 ];
 
 /** The schema version this daemon knows. */

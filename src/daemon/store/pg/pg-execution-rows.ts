@@ -140,16 +140,18 @@ function summaryOf<S>(
 
 const UPSERT = `
   INSERT INTO wfx_executions (partition, id, doc, organization, process_id, process_version, environment,
-                              state_cd, root, parent, start_ms, correlation_key, due_ms, active, waits, flags)
+                              state_cd, root, parent, start_ms, correlation_key, due_ms, active, waits, flags,
+                              search)
   SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                        $8::smallint[], $9::text[], $10::text[], $11::bigint[], $12::text[], $13::bigint[],
-                       $14::int[], $15::jsonb[], $16::smallint[])
+                       $14::int[], $15::jsonb[], $16::smallint[], $17::jsonb[])
   ON CONFLICT (partition, id) DO UPDATE
      SET doc = excluded.doc, organization = excluded.organization, process_id = excluded.process_id,
          process_version = excluded.process_version, environment = excluded.environment,
          state_cd = excluded.state_cd, root = excluded.root, parent = excluded.parent,
          start_ms = excluded.start_ms, correlation_key = excluded.correlation_key,
-         due_ms = excluded.due_ms, active = excluded.active, waits = excluded.waits, flags = excluded.flags
+         due_ms = excluded.due_ms, active = excluded.active, waits = excluded.waits, flags = excluded.flags,
+         search = excluded.search
   RETURNING partition, xmax = 0 AS inserted`;
 const DELETE = `
   DELETE FROM wfx_executions e USING unnest($1::int[], $2::text[]) AS d(partition, id)
@@ -185,6 +187,7 @@ export async function writeRows(client: pg.ClientBase, changes: RowChanges): Pro
       s((x) => x.active),
       s((x) => JSON.stringify(x.waits)),
       s((x) => summaryFlags(x)),
+      s((x) => (x.search === undefined ? null : JSON.stringify(x.search))),
     ]);
     for (const row of rows) if (row.inserted) count(row.partition, 1);
   }

@@ -33,10 +33,14 @@ export function path(strings: TemplateStringsArray, ...values: ReadonlyArray<str
 /** `path` plus its querystring: the entries whose value is not undefined (none: no `?`). Pure. */
 export function withQuery(
   base: string,
-  query: Readonly<Record<string, string | number | boolean | undefined>> = {},
+  query: Readonly<Record<string, string | number | boolean | readonly string[] | undefined>> = {},
 ): string {
   const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
+  for (const [k, v] of Object.entries(query)) {
+    // A list is the parameter repeated (`where=a=1&where=b=2`).
+    if (Array.isArray(v)) for (const each of v as readonly string[]) params.append(k, each);
+    else if (v !== undefined) params.set(k, String(v));
+  }
   return params.size ? `${base}?${params}` : base;
 }
 

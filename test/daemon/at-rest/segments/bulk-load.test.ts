@@ -22,6 +22,7 @@ import {
   random,
   randomId,
   randomSummary,
+  TIERS,
   REFS,
 } from '../../../helpers/directory-oracle.js';
 
@@ -97,6 +98,7 @@ function answers(dir: ExecutionIndex, ids: readonly string[]): Record<string, st
   put('list', dir.list({ limit: 1e6 }));
   for (let i = 0; i < ids.length; i += 7) put(`page after ${ids[i]}`, dir.list({ limit: 5, after: ids[i]! }));
   put('nextDue', dir.nextDue());
+  for (const tier of TIERS) put(`withSearch ${tier}`, dir.withSearch([['tier', tier]]).sort());
   return out;
 }
 

@@ -10,6 +10,7 @@ import {
   randomId,
   randomSummary,
   REFS,
+  TIERS,
 } from '../../../helpers/directory-oracle.js';
 
 // The resident directory against a naive oracle (plain Maps, every answer by a scan): a seeded
@@ -29,6 +30,7 @@ t.test('a random mix of put, replace, remove and takeDue answers as the oracle d
     if (failures < 5) t.same(got, want, what);
   };
   let checks = 0;
+  let searched = 0;
   for (let op = 0; op < 6000; op++) {
     const r = rnd();
     let touched: string;
@@ -97,6 +99,10 @@ t.test('a random mix of put, replace, remove and takeDue answers as the oracle d
     );
     same(dir.counts(org, flow), oracle.counts(org, flow), 'counts');
     same(dir.nextDue(), oracle.nextDue(), 'nextDue');
+    const where: Array<[string, string]> = [['tier', pick(TIERS)]];
+    if (rnd() < 0.5) where.push(['region', `r${Math.floor(rnd() * 5)}`]);
+    same(dir.withSearch(where).sort(), oracle.withSearch(where), `withSearch ${JSON.stringify(where)}`);
+    if (where.length === 1) searched += dir.withSearch(where).length;
     const query: ListQuery = {
       limit: 1 + Math.floor(rnd() * 40),
       after: rnd() < 0.5 ? null : rnd() < 0.5 ? pick(ids) : randomId(rnd),
@@ -109,6 +115,7 @@ t.test('a random mix of put, replace, remove and takeDue answers as the oracle d
   }
   t.equal(failures, 0, 'no answer differed from the oracle');
   t.ok(checks > 5000, 'the mix ran its operations');
+  t.ok(searched > 1000, 'searches found executions');
   t.ok(oracle.all.size > 100, 'the mix ended with executions left');
   t.ok(dir.slotCapacity > 16, 'the columns grew past their initial capacity');
   t.end();

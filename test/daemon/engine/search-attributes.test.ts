@@ -1,0 +1,97 @@
+import t from 'tap';
+import { engineHarness } from '../../helpers/engine.js';
+
+// Search attributes (a flow's `search:`, a node's): set at start, updated when a node
+// completes, and listed by (GET /process/instances?where=name=value) whether the execution is
+// resident, cold (its summary), or in history (its tags), and after a restart.
+
+const ORDER = `processId: AUTO
+name: Order
+search:
+  orderId: "{order.id}"
+  customer: "{order.customer}"
+  missing: "{nothing.here}"
+nodes:
+  start: { type: startEvent, next: review }
+  review:
+    type: inputNode
+    inputType: textbox
+    search: { verdict: "{inputValue}", customer: "{no.such.variable}" }
+    next: done
+  done: { type: endEvent }
+`;
+
+const ORG = { organization: 'default' } as const;
+
+for (const cold of [false, true]) {
+  t.test(`search attributes, ${cold ? 'cold' : 'resident'}`, async (t) => {
+    let h = await engineHarness(t, undefined, undefined, { cold });
+    const pid = await h.publish(ORDER);
+    const ids: string[] = [];
+    for (const [id, customer] of [
+      ['A-1001', 'Ada'],
+      ['A-1002', 'Bob'],
+      ['A-1003', 'Ada'],
+    ] as const) {
+      ids.push((await h.start(pid, { order: { id, customer } })).processInstanceId);
+      h.clock.advance(1000);
+    }
+    await h.rest();
+    const where = async (...pairs: Array<[string, string]>) =>
+      (await h.engine.listExecutions({ ...ORG, limit: 50, search: pairs })).items.map((i) => i.processInstanceId);
+
+    t.same(await where(['orderId', 'A-1002']), [ids[1]], 'one run among three by its order id');
+    t.same(await where(['customer', 'Ada']), [ids[2], ids[0]], 'newest first');
+    t.same(await where(['customer', 'Ada'], ['orderId', 'A-1001']), [ids[0]], 'every pair must hold');
+    t.same(await where(['orderId', 'A-9999']), [], 'no such value');
+    t.same(await where(['missing', '']), [], 'a template over nothing sets no attribute');
+    const item = (await h.engine.listExecutions({ ...ORG, limit: 50, search: [['orderId', 'A-1002']] })).items[0]!;
+    t.same(item.search, { orderId: 'A-1002', customer: 'Bob' }, 'the list item carries them');
+
+    // The review node sets `verdict` and removes `customer` (its template resolves to nothing).
+    await h.engine.submitTask({
+      ...ORG,
+      processInstanceId: ids[1]!,
+      nodeId: 'review',
+      action: 'COMPLETE',
+      data: { inputValue: 'approve' },
+    });
+    await h.archived(ids[1]!);
+    t.same(await where(['verdict', 'approve']), [ids[1]], 'a node updated them');
+    t.same(await where(['customer', 'Bob']), [], 'and removed one');
+
+    h = await h.restart();
+    await h.rest();
+    t.same(await where(['orderId', 'A-1003']), [ids[2]], 'after a restart, running');
+    t.same(await where(['customer', 'Ada']), [ids[2], ids[0]]);
+
+    // Ended and archived: history's tags answer.
+    t.same(await where(['orderId', 'A-1002']), [ids[1]], 'archived: found by its tags');
+    t.same(await where(['orderId', 'A-1002'], ['verdict', 'approve']), [ids[1]]);
+    t.same(await where(['orderId', 'A-1002'], ['verdict', 'reject']), []);
+    const bulk = await h.engine.listExecutions({ ...ORG, limit: 50, search: [['verdict', 'approve']], stateCd: 1 });
+    t.same(bulk.items.map((i) => i.search), [{ orderId: 'A-1002', verdict: 'approve' }]);
+  });
+}
+
+t.test('a long value is kept cut, and found by what was kept', async (t) => {
+  const h = await engineHarness(t);
+  const pid = await h.publish(`processId: AUTO
+name: Long
+search: { note: "{note}" }
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`);
+  const note = 'x'.repeat(500);
+  const id = (await h.start(pid, { note })).processInstanceId;
+  await h.archived(id);
+  const kept = 'x'.repeat(200);
+  const found = await h.engine.listExecutions({ ...ORG, limit: 5, search: [['note', kept]] });
+  t.same(
+    found.items.map((i) => i.processInstanceId),
+    [id],
+    'a digest in the tag says maybe; the document settles it',
+  );
+  t.equal(found.items[0]!.search?.note, kept);
+});
