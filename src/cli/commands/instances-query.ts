@@ -7,6 +7,7 @@ import {
   type Environment,
   type WaitingFor,
 } from '../../shared/api/index.js';
+import { parseWhere } from '../../shared/flow/search-attributes.js';
 import { givenOnly } from '../options.js';
 
 /** The selection flags of a command over a query of executions, as commander parses them. */
@@ -19,6 +20,8 @@ export interface SelectionOptions {
   readonly failedNode?: string;
   readonly correlationKey?: string;
   readonly waiting?: WaitingFor | 'any';
+  /** Search attributes, each `name=value` (repeatable). */
+  readonly where?: readonly string[];
   readonly startedAfter?: string;
   readonly startedBefore?: string;
   readonly org?: string;
@@ -53,7 +56,19 @@ export function addExecutionFilters(command: Command, nodeValue = '<node>'): Com
         '--waiting <for>',
         'only running executions waiting for this at some node (person: an input node or user task; any: anything)',
       ).choices([...WAITING_FOR, 'any']),
+    )
+    .option(
+      '--where <name=value>',
+      "only executions with this search attribute (a flow's search:); repeat for more, all must hold",
+      parseWhereOption,
     );
+}
+
+/** A `--where` value checked, added to those before it. */
+function parseWhereOption(value: string, before: readonly string[] | undefined): string[] {
+  const pair = parseWhere(value);
+  if ('error' in pair) throw new InvalidArgumentError(`${pair.error}; e.g. --where orderId=A-1002`);
+  return [...(before ?? []), `${pair.name}=${pair.value}`];
 }
 
 /**
@@ -85,6 +100,7 @@ export function hasSelection(opts: SelectionOptions): boolean {
       opts.failedNode,
       opts.correlationKey,
       opts.waiting,
+      opts.where,
       opts.startedAfter,
       opts.startedBefore,
       opts.org,
@@ -109,6 +125,7 @@ export function queryOf(opts: SelectionOptions): BulkQuery {
       startedBefore: opts.startedBefore,
       organization: opts.org,
     }),
+    ...(opts.where !== undefined && { where: [...opts.where] }),
     ...(opts.all === true && { children: true }),
     ...(opts.root !== undefined && { rootId: opts.root }),
   };

@@ -27,7 +27,7 @@ const PAGE = 200;
 
 interface ListOptions extends Pick<
   SelectionOptions,
-  'state' | 'env' | 'errorCode' | 'failedNode' | 'correlationKey' | 'waiting' | 'all' | 'root'
+  'state' | 'env' | 'errorCode' | 'failedNode' | 'correlationKey' | 'waiting' | 'where' | 'all' | 'root'
 > {
   readonly limit: number;
 }
@@ -36,6 +36,13 @@ interface ListOptions extends Pick<
 function waitsText(i: InstanceSummary): string {
   if (i.queuePosition !== undefined) return '';
   return (i.waits ?? []).map((w) => `${w.for} at ${w.nodeId}`).join(', ');
+}
+
+/** Search attributes as a person reads them (`orderId=A-1002 customer=Ada`), or ''. Pure. */
+function searchText(search: Readonly<Record<string, string>> | undefined): string {
+  return Object.entries(search ?? {})
+    .map(([name, value]) => `${name}=${value}`)
+    .join(' ');
 }
 
 /** `wfx instances list|get|cancel|retry|replay|move|failures`. */
@@ -57,7 +64,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  $ wfx instances list\n  $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json\n  $ wfx instances list --error-code HTTP_503 --env PRODUCTION\n  $ wfx instances list --waiting person',
+      '\nExamples:\n  $ wfx instances list\n  $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json\n  $ wfx instances list --error-code HTTP_503 --env PRODUCTION\n  $ wfx instances list --waiting person\n  $ wfx instances list --where orderId=A-1002',
     )
     .action(async (processId: string | undefined, opts: ListOptions, cmd: Command) => {
       const client = await clientFor(ctx, cmd);
@@ -69,6 +76,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
         failedNode: opts.failedNode,
         correlationKey: opts.correlationKey,
         waiting: opts.waiting,
+        ...(opts.where !== undefined && { where: [...opts.where] }),
         ...(opts.all && { children: true }),
         ...(opts.root !== undefined && { rootId: await executionIdOf(client, opts.root) }),
       };
@@ -86,9 +94,20 @@ export function registerInstances(program: Command, ctx: CliContext): void {
       if (globals(cmd).json) return printJson(ctx, page);
       // Where running ones wait, when any does: a run waiting for a person is not one working.
       const waiting = page.some((i) => i.waits !== undefined);
+      const searched = page.some((i) => i.search !== undefined);
       ctx.stdout.write(
         table(
-          ['ID', 'FLOW', 'VERSION', 'STATE', ...(waiting ? ['WAITING'] : []), 'STARTED', 'CHILDREN', 'CORRELATION KEY'],
+          [
+            'ID',
+            'FLOW',
+            'VERSION',
+            'STATE',
+            ...(waiting ? ['WAITING'] : []),
+            'STARTED',
+            'CHILDREN',
+            'CORRELATION KEY',
+            ...(searched ? ['SEARCH'] : []),
+          ],
           page.map((i) => [
             // With --all a child says whose it is.
             i.parentInstanceId
@@ -103,6 +122,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
             i.startTime,
             i.childCount > 0 ? String(i.childCount) : '',
             i.correlationKey ?? '',
+            ...(searched ? [searchText(i.search)] : []),
           ]),
         ),
       );
@@ -120,6 +140,7 @@ export function registerInstances(program: Command, ctx: CliContext): void {
       ctx.stdout.write(
         `${inst.processInstanceId}  ${inst.processName} v${inst.processVersion}  ${inst.queuePosition === undefined ? STATE_NAMES[inst.stateCd] : `queued #${inst.queuePosition} (the flow's concurrency limit)`}\n` +
           `started ${inst.startTime}${inst.endTime ? `, ended ${inst.endTime}` : ''}${inst.correlationKey ? `, correlation key ${inst.correlationKey}` : ''}\n` +
+          (inst.search ? `search: ${searchText(inst.search)}\n` : '') +
           `console: ${client.instances.consoleUrl(inst.processInstanceId)}\n` +
           (inst.parentInstanceId
             ? `child of ${inst.parentInstanceId}${inst.toolCallId ? `, running its agent's tool call ${inst.toolCallId}` : ''}\n`

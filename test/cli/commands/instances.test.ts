@@ -344,3 +344,49 @@ t.test('wfx instances list --waiting: what running executions wait for, in a WAI
   const bad = await run(['instances', 'list', '--waiting', 'someone']);
   t.equal(bad.code, 2, 'an unknown choice is a usage error');
 });
+
+const ORDERS = `processId: 4d5e6f7a-8b9c-4d0e-9f1a-3b4c5d6e7f80
+name: Orders
+search: { orderId: "{order.id}", customer: "{order.customer}" }
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`;
+
+t.test('wfx instances list --where: the runs with a search attribute, in a SEARCH column', async (t) => {
+  const cwd = t.testdir({ 'orders.yaml': ORDERS });
+  await startDaemon(t, { cwd });
+  const run = (args: string[]) => wfxIn(args, { cwd });
+  t.equal((await run(['flow', 'publish', 'orders.yaml'])).code, 0);
+  const ids: string[] = [];
+  for (const [id, customer] of [
+    ['A-1001', 'Ada'],
+    ['A-1002', 'Bob'],
+    ['A-1003', 'Ada'],
+  ])
+    ids.push(
+      (await run(['run', 'Orders', '--set', `order.id=${id}`, '--set', `order.customer=${customer}`])).stdout.trim(),
+    );
+  const one = await run(['instances', 'list', '--where', 'orderId=A-1002']);
+  t.equal(one.code, 0, one.stderr);
+  const lines = one.stdout.trimEnd().split('\n');
+  t.match(lines[0], /\sCORRELATION KEY\s+SEARCH$/);
+  t.match(lines[1], new RegExp(`^${ids[1]}\\s+Orders\\s+1\\s+running\\s.*orderId=A-1002 customer=Bob$`));
+  t.equal(lines.length, 2, 'one run among three');
+  const listed = async (...args: string[]) =>
+    (
+      JSON.parse((await run(['instances', 'list', ...args, '--json'])).stdout) as Array<{ processInstanceId: string }>
+    ).map((i) => i.processInstanceId);
+  t.same(await listed('--where', 'customer=Ada'), [ids[2], ids[0]], 'newest first');
+  t.same(await listed('--where', 'customer=Ada', '--where', 'orderId=A-1001'), [ids[0]], 'each must hold');
+  t.same(await listed('--where', 'customer=Eve'), []);
+  const got = await run(['instances', 'get', ids[1]!]);
+  t.match(got.stdout, /^search: orderId=A-1002 customer=Bob$/m, 'get says them');
+  const dry = await run(['instances', 'cancel', '--query', '--where', 'customer=Ada', '--dry-run', '--json']);
+  t.equal(dry.code, 0, dry.stderr);
+  t.equal((JSON.parse(dry.stdout) as { count: number }).count, 2, 'a bulk query selects by them');
+  const bad = await run(['instances', 'list', '--where', 'order id']);
+  t.equal(bad.code, 2, 'not name=value: a usage error');
+  t.match(bad.stderr, /"order id" is not name=value; e\.g\. --where orderId=A-1002/);
+});

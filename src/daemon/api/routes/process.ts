@@ -76,6 +76,7 @@ export function instanceResource(inst: Execution, queuedAhead?: number | null): 
     ...(inst.toolCallId !== undefined && { toolCallId: inst.toolCallId }),
     environment: inst.environment,
     ...(inst.priority !== undefined && { priority: inst.priority }),
+    ...(inst.search !== undefined && { search: inst.search }),
     ...(queuedAhead !== undefined && queuedAhead !== null && { queuePosition: queuedAhead + 1 }),
     nodes: Object.values(inst.nodes).map((n) => ({
       nodeInstanceId: n.id,

@@ -1158,6 +1158,8 @@ Options:
                               node (person: an input node or user task; any:
                               anything) (choices: "person", "event", "timer",
                               "worker", "child", "queue", "any")
+  --where <name=value>        only executions with this search attribute (a
+                              flow's search:); repeat for more, all must hold
   --started-after <instant>   only executions started at or after this instant
                               (ISO)
   --started-before <instant>  only executions started before this instant (ISO)
@@ -1249,6 +1251,8 @@ Options:
                            (person: an input node or user task; any: anything)
                            (choices: "person", "event", "timer", "worker",
                            "child", "queue", "any")
+  --where <name=value>     only executions with this search attribute (a flow's
+                           search:); repeat for more, all must hold
   --limit <n>              at most this many (default: 50)
   --all                    child executions too (loop iterations, subprocesses,
                            agents' tools); default: top-level only
@@ -1261,6 +1265,7 @@ Examples:
   $ wfx instances list 0b7c6a3e-2f0e-4a57-9a43-3d4f1c9e8b11 --state failed --json
   $ wfx instances list --error-code HTTP_503 --env PRODUCTION
   $ wfx instances list --waiting person
+  $ wfx instances list --where orderId=A-1002
 
 `
 
@@ -1290,6 +1295,8 @@ Options:
                               node (person: an input node or user task; any:
                               anything) (choices: "person", "event", "timer",
                               "worker", "child", "queue", "any")
+  --where <name=value>        only executions with this search attribute (a
+                              flow's search:); repeat for more, all must hold
   --started-after <instant>   only executions started at or after this instant
                               (ISO)
   --started-before <instant>  only executions started before this instant (ISO)
@@ -1356,6 +1363,8 @@ Options:
                               node (person: an input node or user task; any:
                               anything) (choices: "person", "event", "timer",
                               "worker", "child", "queue", "any")
+  --where <name=value>        only executions with this search attribute (a
+                              flow's search:); repeat for more, all must hold
   --started-after <instant>   only executions started at or after this instant
                               (ISO)
   --started-before <instant>  only executions started before this instant (ISO)
@@ -1417,6 +1426,8 @@ Options:
                               node (person: an input node or user task; any:
                               anything) (choices: "person", "event", "timer",
                               "worker", "child", "queue", "any")
+  --where <name=value>        only executions with this search attribute (a
+                              flow's search:); repeat for more, all must hold
   --started-after <instant>   only executions started at or after this instant
                               (ISO)
   --started-before <instant>  only executions started before this instant (ISO)
