@@ -16,6 +16,7 @@ const ALL = {
   state: 'FAILED',
   errorCode: 'HTTP_503',
   correlationKey: 'order 42/a&b',
+  where: 'orderId=A-1002&x=y',
   startedAfter: '2026-01-01T00:00:00.000Z',
   startedBefore: '2026-02-01T00:00:00.000Z',
 } as const;
@@ -41,7 +42,7 @@ t.test('filters -> URL -> filters gives the same filters, every one of them', as
 t.test('values a URL may hold that no filter takes are left out', async (t) => {
   const f = filtersFromQuery(
     new URLSearchParams(
-      'version=latest&environment=STAGING&state=done&startedAfter=yesterday&processId=&other=1&correlationKey=%20k%20',
+      'version=latest&environment=STAGING&state=done&startedAfter=yesterday&processId=&other=1&correlationKey=%20k%20&where=no%20pair',
     ),
   );
   t.same(f, { correlationKey: 'k' }, 'only the valid, trimmed value');
@@ -79,8 +80,12 @@ t.test('an execution matches the filters field by field; a child never belongs a
     waitingNodeIds: [],
     environment: 'DEVELOPMENT',
     errorCode: 'HTTP_503',
+    search: { orderId: 'A-1002&x=y' },
   };
   t.ok(matchesFilters(e, ALL), 'all of them');
+  t.notOk(matchesFilters(e, { where: 'orderId=A-1003' }), 'another search value');
+  t.notOk(matchesFilters(e, { where: 'customer=A-1002&x=y' }), 'another search attribute');
+  t.notOk(matchesFilters({ ...e, search: undefined } as InstanceSummary, { where: 'orderId=A-1002&x=y' }), 'none');
   t.ok(matchesFilters(e, {}), 'none');
   t.notOk(matchesFilters(e, { state: 'RUNNING' }));
   t.notOk(matchesFilters(e, { version: '2' }));

@@ -40,7 +40,7 @@ function RecentRuns({ a, run }: { readonly a: string; readonly run: InstanceView
             <th scope="col">State</th>
             <th scope="col">Started</th>
             <th scope="col">Took</th>
-            <th scope="col">Correlation key</th>
+            <th scope="col">Correlation key, search</th>
             <th scope="col">
               <span class="visually-hidden">Compare</span>
             </th>

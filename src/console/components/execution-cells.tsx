@@ -1,7 +1,7 @@
 /*
  * The cells every table of executions shows alike (the list's rows, the comparison's candidates):
  * state (a start its flow's concurrency limit holds back: its place in the queue), when it
- * started, how long it took, its correlation key.
+ * started, how long it took, its correlation key and search attributes.
  */
 import type { InstanceSummary, WaitingFor } from '../../shared/api/process.js';
 import { durationBetween, formatTime } from '../model/format.js';
@@ -50,7 +50,26 @@ export function ExecutionCells({ e, now }: Props) {
         <time dateTime={e.startTime}>{formatTime(e.startTime)}</time>
       </td>
       <td>{durationBetween(e.startTime, e.endTime, now)}</td>
-      <td>{e.correlationKey ?? ''}</td>
+      <td>
+        {e.correlationKey ?? ''}
+        {e.search !== undefined && <SearchTags search={e.search} />}
+      </td>
     </>
+  );
+}
+
+/** Search attributes as tags, each a link to the executions that have it too. */
+export function SearchTags({ search }: { readonly search: Readonly<Record<string, string>> }) {
+  return (
+    <span class="search-tags">
+      {Object.entries(search).map(([name, value]) => (
+        <a
+          key={name}
+          class="tag"
+          href={`/executions?${new URLSearchParams({ where: `${name}=${value}` }).toString()}`}
+          title="Executions with this search attribute"
+        >{`${name}=${value}`}</a>
+      ))}
+    </span>
   );
 }

@@ -1,6 +1,7 @@
 /* An execution's facts on its page: where it runs, when, what started it, its error, replays and retries. */
 import type { InstanceView, TriggeredByView } from '../../shared/api/process.js';
 import { durationBetween, formatTime } from '../model/format.js';
+import { SearchTags } from './execution-cells.js';
 
 /**
  * The ended execution that started this one, as "…<id tail> (<flow name>, <state>)": ids are
@@ -54,6 +55,14 @@ export function Facts({ run, now }: { readonly run: InstanceView; readonly now: 
           <dt>Correlation key</dt>
           <dd>
             <code>{run.correlationKey}</code>
+          </dd>
+        </>
+      )}
+      {run.search !== undefined && (
+        <>
+          <dt>Search</dt>
+          <dd>
+            <SearchTags search={run.search} />
           </dd>
         </>
       )}

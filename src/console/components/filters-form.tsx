@@ -71,6 +71,7 @@ export function FiltersForm({ filters, flows, onApply }: Props) {
         failedNode: text('failedNode'),
         correlationKey: text('correlationKey'),
         waiting: text('waiting'),
+        where: text('where'),
         startedAfter: fromLocalInput(text('startedAfter')),
         startedBefore: fromLocalInput(text('startedBefore')),
       }),
@@ -149,6 +150,16 @@ export function FiltersForm({ filters, flows, onApply }: Props) {
       <label>
         Correlation key
         <input name="correlationKey" defaultValue={filters.correlationKey ?? ''} placeholder="any" autocomplete="off" />
+      </label>
+      <label>
+        Search
+        <input
+          name="where"
+          defaultValue={filters.where ?? ''}
+          placeholder="orderId=A-1002"
+          title="A search attribute of the flow's search: name=value"
+          autocomplete="off"
+        />
       </label>
       <label>
         Started after

@@ -16,10 +16,11 @@ export const OPERATIONS: Readonly<Record<BulkOperationName, { readonly label: st
 
 /** The selection the list's filters make, as a bulk operation's query. Pure. */
 export function bulkQueryOf(filters: Filters): BulkQuery {
-  const query: Record<string, string> = {};
+  const query: Record<string, string | string[]> = {};
   for (const key of FILTER_KEYS) {
     const value = filters[key];
-    if (value !== undefined && value !== '') query[key] = value;
+    // The wire's `where` is a list (each must hold); the console's filter is one pair.
+    if (value !== undefined && value !== '') query[key] = key === 'where' ? [value] : value;
   }
   return query as BulkQuery;
 }

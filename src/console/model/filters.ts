@@ -4,6 +4,7 @@
  */
 import type { Environment } from '../../shared/api/common.js';
 import { WAITING_FOR, type InstanceSummary, type StateName, type WaitingFor } from '../../shared/api/process.js';
+import { parseWhere } from '../../shared/flow/search-attributes.js';
 import { STATE_NAMES } from './states.js';
 
 /** The environments, in the order the filters list them. */
@@ -21,6 +22,8 @@ export interface Filters {
   readonly correlationKey?: string;
   /** Running executions waiting for this (`any`: anything) at some node. */
   readonly waiting?: WaitingFor | 'any';
+  /** A search attribute, `name=value` (a flow's `search:`). */
+  readonly where?: string;
   readonly startedAfter?: string;
   readonly startedBefore?: string;
 }
@@ -35,6 +38,7 @@ export const FILTER_KEYS = [
   'failedNode',
   'correlationKey',
   'waiting',
+  'where',
   'startedAfter',
   'startedBefore',
 ] as const satisfies readonly (keyof Filters)[];
@@ -61,6 +65,7 @@ const VALID: Record<keyof Filters, (v: string) => boolean> = {
   failedNode: (v) => v.length > 0 && v.length <= 200,
   correlationKey: (v) => v.length > 0 && v.length <= 1000,
   waiting: (v) => v === 'any' || (WAITING_FOR as readonly string[]).includes(v),
+  where: (v) => v.length <= 241 && !('error' in parseWhere(v)),
   startedAfter: isDate,
   startedBefore: isDate,
 };
@@ -108,6 +113,10 @@ export function matchesFilters(e: InstanceSummary, filters: Filters): boolean {
   if (filters.waiting !== undefined) {
     const want = filters.waiting;
     if (e.state !== 'RUNNING' || !(e.waits ?? []).some((w) => want === 'any' || w.for === want)) return false;
+  }
+  if (filters.where !== undefined) {
+    const pair = parseWhere(filters.where);
+    if ('error' in pair || e.search?.[pair.name] !== pair.value) return false;
   }
   const started = Date.parse(e.startTime);
   if (filters.startedAfter !== undefined && started < Date.parse(filters.startedAfter)) return false;

@@ -71,7 +71,7 @@ export default function ExecutionsPage() {
     setRows(null);
     setError(null);
     setMissed(0);
-    send(calls.instances.search({ ...filters, limit: PAGE }), { signal: controller.signal })
+    send(calls.instances.search({ ...bulkQueryOf(filters), limit: PAGE }), { signal: controller.signal })
       .then((page) => setRows({ items: page.items, nextCursor: page.nextCursor, children: {} }))
       .catch((err: unknown) => {
         if (!controller.signal.aborted) setError(asError(err));
@@ -114,7 +114,7 @@ export default function ExecutionsPage() {
     if (!rows?.nextCursor) return;
     setLoadingMore(true);
     try {
-      const page = await send(calls.instances.search({ ...filters, limit: PAGE, cursor: rows.nextCursor }));
+      const page = await send(calls.instances.search({ ...bulkQueryOf(filters), limit: PAGE, cursor: rows.nextCursor }));
       setRows((r) => {
         if (!r) return r;
         const seen = new Set(r.items.map((e) => e.processInstanceId));
@@ -206,7 +206,7 @@ export default function ExecutionsPage() {
               'State',
               'Started',
               'Took',
-              'Correlation key',
+              'Correlation key, search',
               'Failure',
             ]}
           >

@@ -82,6 +82,16 @@ nodes:
   done: { type: endEvent }
 `;
 
+const ORDERS_BY_ID = 'cc1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6';
+/** Ends at once; its runs are found by their order id. */
+const ORDERS_BY_ID_FLOW = `processId: ${ORDERS_BY_ID}
+name: Orders by id
+search: { orderId: "{orderId}", customer: "{customer}" }
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`;
+
 /** The problems a test allows: the refusals it asked for (the daemon's 400 for a start it refused). */
 function unexpected(problems: readonly PageProblem[]): PageProblem[] {
   return problems.filter((p) => !(p.kind === 'console' && /status of 400/.test(p.text)));
@@ -107,7 +117,7 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
   const { url } = await startDaemon(t, { cwd, args: ['--bulk-rate', '1'] });
   const admin = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
   const api = (method: string, path: string, body?: object) => callDaemon(url, admin, method, path, body);
-  const flows = [ORDER_FLOW, monthEnd('one'), monthEnd('two'), NIGHTLY_FLOW, WAITING_FLOW, SPAWNER_FLOW, LIMITED_FLOW];
+  const flows = [ORDER_FLOW, monthEnd('one'), monthEnd('two'), NIGHTLY_FLOW, WAITING_FLOW, SPAWNER_FLOW, LIMITED_FLOW, ORDERS_BY_ID_FLOW];
   for (const source of flows) t.equal((await api('POST', '/admin/flows', { source })).status, 200);
   const executionsOf = async (processId: string) =>
     (await api('GET', `/process/instances?processId=${processId}`)).body.items as {
@@ -331,6 +341,46 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
       t.equal((await api('GET', `/process/instance/${processInstanceId}`)).body.state, 'CANCELLED');
     const running = (await api('GET', `/process/instances?rootId=${root}&state=RUNNING`)).body.items as unknown[];
     t.equal(running.length, 0, 'nothing of the tree runs');
+  });
+
+  await t.test('a search attribute finds one run among 10,000', async (t) => {
+    const RUNS = 10_000;
+    const ids: string[] = new Array<string>(RUNS);
+    // 32 starts in flight at a time: well within the daemon's connection limits.
+    for (let next = 0; next < RUNS; ) {
+      const batch = Array.from({ length: Math.min(32, RUNS - next) }, (_, k) => next + k);
+      next += batch.length;
+      await Promise.all(
+        batch.map(async (i) => {
+          const data = { orderId: `A-${String(i).padStart(5, '0')}`, customer: `c${i % 7}` };
+          const res = await api('POST', '/process/start', { processId: ORDERS_BY_ID, data });
+          if (res.status !== 200) throw new Error(`start ${i}: ${res.status} ${JSON.stringify(res.body)}`);
+          ids[i] = res.body.processInstanceId as string;
+        }),
+      );
+    }
+    await page.goto(`${url}/executions?processId=${ORDERS_BY_ID}`);
+    await page.locator('tr[data-row]').first().waitFor();
+    await page.getByLabel('Search', { exact: true }).fill('orderId=A-04711');
+    await page.getByLabel('Search', { exact: true }).press('Enter');
+    await page.waitForURL((u) => u.searchParams.get('where') === 'orderId=A-04711');
+    const row = page.locator('tr[data-row]', { hasText: ids[4711]! });
+    await row.waitFor();
+    t.equal(await page.locator('tr[data-row]').count(), 1, 'one run among 10,000');
+    t.match(await row.textContent(), /orderId=A-04711/, 'the row shows its search attributes');
+    t.same(await axeCheck(page), [], 'a list found by a search attribute: no serious accessibility violation');
+    // A run's search attribute is a link to the runs that share it.
+    await row.getByRole('link', { name: 'customer=c0' }).click();
+    await page.waitForURL((u) => u.searchParams.get('where') === 'customer=c0');
+    // The newest run of customer c0 (4711 is one of theirs: 4711 = 7 * 673) heads the list.
+    await page.locator('tr[data-row]', { hasText: ids[Math.floor((RUNS - 1) / 7) * 7]! }).first().waitFor();
+    const shown = await page.locator('tr[data-row]').count();
+    t.ok(shown > 1, 'its customer has more runs');
+    t.equal(
+      await page.locator('tr[data-row]').filter({ hasNotText: 'customer=c0' }).count(),
+      0,
+      'and only theirs are listed',
+    );
   });
 
   await t.test('a viewer is offered neither Run nor bulk actions', async (t) => {
