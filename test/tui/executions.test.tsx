@@ -134,7 +134,7 @@ t.test(
     t.match(frame, /Invoice v1[\s\S]*Order approval v1|Order approval v1[\s\S]*Invoice v1/);
 
     ui.stdin.write('/');
-    await frameMatching(ui.lastFrame, /search \/ .*part of an id or a correlation key/);
+    await frameMatching(ui.lastFrame, /search \/ .*part of an id, a correlation key or a search value/);
     t.same(capture, [true], 'typing takes every key');
     ui.stdin.write('order-4');
     frame = await frameMatching(ui.lastFrame, /search \/ order-4/);
@@ -234,6 +234,54 @@ t.test('search and flow filter against a real daemon, at 80 columns', async (t) 
   t.notMatch(frame, /inv-78/);
   t.match(frame, new RegExp(o1.processInstanceId.slice(0, 12)));
   t.same(widerThan(frame, 80), []);
+});
+
+t.test("a search kept as name=value asks the daemon, past the list's 50 of a flow", async (t) => {
+  const pid = 'af0a1b2c-3d4e-4f5a-8b6c-7d8e9f0a1b2d';
+  const flow = `processId: ${pid}
+name: Orders
+search: { orderId: "{orderId}" }
+nodes:
+  start: { type: startEvent, next: done }
+  done: { type: endEvent }
+`;
+  const cwd = t.testdir({ 'orders.yaml': flow });
+  const info = await startDaemon(t, { cwd });
+  t.equal((await wfxIn(['flow', 'publish', 'orders.yaml'], { cwd })).code, 0);
+  const client = await adminClient(cwd, info.url);
+  // Each run's correlation key k<i> tells the rows apart (ids started in one millisecond share their head).
+  for (let i = 0; i < 60; i++)
+    await client.process.startAny({
+      processId: pid,
+      correlationKey: `k${i}`,
+      data: { orderId: `A-${String(i).padStart(4, '0')}` },
+    });
+  const ui = renderAt(<App client={client} url={info.url} rows={24} />, 100);
+  t.teardown(ui.unmount);
+  await frameMatching(ui.lastFrame, /\bk59\b/);
+
+  // Typed, a value filters the list as it is; A-0059 is in it.
+  ui.stdin.write('/');
+  await frameMatching(ui.lastFrame, /search \//);
+  ui.stdin.write('A-0059');
+  let frame = await frameMatching(ui.lastFrame, /search \/ A-0059/);
+  t.match(frame, /\bk59\b/);
+  t.notMatch(frame, /\bk58\b/);
+  // The oldest is past the list's 50: kept as name=value, the daemon finds it.
+  ui.stdin.write(KEY.ctrlU);
+  ui.stdin.write('orderId=A-0000');
+  frame = await frameMatching(ui.lastFrame, /search \/ orderId=A-0000/);
+  t.match(frame, /none of the 50 executions match/, 'not in the list as it is: its newest 50');
+  ui.stdin.write(KEY.enter);
+  frame = await frameMatching(ui.lastFrame, /\bk0\b/);
+  t.match(frame, /search: orderId=A-0000 \(every run\)/, 'the key bar says the daemon answered');
+  t.notMatch(frame, /\bk1\b/);
+  ui.stdin.write('/');
+  ui.stdin.write(KEY.ctrlU);
+  ui.stdin.write('orderId=B-1');
+  ui.stdin.write(KEY.enter);
+  frame = await frameMatching(ui.lastFrame, /no execution has orderId=B-1/);
+  t.pass('a search nothing has says so');
 });
 
 t.test(

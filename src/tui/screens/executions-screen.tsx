@@ -16,6 +16,7 @@ import { Answering, uploader } from './tasks-screen.js';
 import type { Task } from '../hooks/use-tasks.js';
 import { useNotice } from '../hooks/use-notice.js';
 import { terminalCopy } from '../clipboard.js';
+import { parseWhere } from '../../shared/flow/search-attributes.js';
 
 const FILTERS = [null, 0, 'person', 2, 1, 3] as const;
 const FILTER_WORDS = ['all', 'running', 'waiting for a person', 'failed', 'completed', 'cancelled'];
@@ -38,10 +39,22 @@ export function nextFlowFilter(current: string | null, names: readonly string[])
   return i + 1 < names.length ? names[i + 1]! : null;
 }
 
-/** Whether an execution's id or correlation key contains `search` (any case; '' matches all). */
+/** Whether an execution's id, correlation key or a search attribute's value contains `search` (any case; '' matches all). */
 export function matchesSearch(e: ExecutionSummary, search: string): boolean {
   const s = search.toLowerCase();
-  return e.processInstanceId.toLowerCase().includes(s) || (e.correlationKey ?? '').toLowerCase().includes(s);
+  return (
+    e.processInstanceId.toLowerCase().includes(s) ||
+    (e.correlationKey ?? '').toLowerCase().includes(s) ||
+    Object.values(e.search ?? {}).some((v) => v.toLowerCase().includes(s))
+  );
+}
+
+/** A search kept as `name=value`: what the daemon finds among every execution (`?where=`). */
+interface DaemonSearch {
+  readonly where: string;
+  /** Its answer; null while it is asked. */
+  readonly items: readonly ExecutionSummary[] | null;
+  readonly error?: string;
 }
 
 /** An action waiting for the operator's y. */
@@ -51,8 +64,9 @@ interface Confirming {
 }
 
 /**
- * The executions screen: the live list; filters by state (`s`), by flow (`f`) and a search by id
- * or correlation key (`/`, applied as it is typed); open one; cancel a running one or retry a
+ * The executions screen: the live list; filters by state (`s`), by flow (`f`) and a search by id,
+ * correlation key or search attribute value (`/`, applied as it is typed; kept as `name=value`, the
+ * daemon's answer over every execution, a flow's `search:`); open one; cancel a running one or retry a
  * failed one (confirmed).
  */
 export function ExecutionsScreen(
@@ -74,6 +88,7 @@ export function ExecutionsScreen(
   const [flow, setFlow] = useState<string | null>(null);
   const [search, setSearch] = useState('');
   const [searching, setSearching] = useState(false);
+  const [asked, setAsked] = useState<DaemonSearch | null>(null);
   const opened = useOpened();
   const { open } = opened;
   const [confirm, setConfirm] = useState<Confirming | null>(null);
@@ -88,8 +103,13 @@ export function ExecutionsScreen(
     opened.openFromList(toOpen);
     onOpened?.();
   }, [toOpen, onOpened]);
-  const shown = items.filter(
-    (e) => passes(e, FILTERS[filter]!) && (flow === null || e.processName === flow) && matchesSearch(e, search),
+  // A search kept as name=value is the daemon's answer over every execution, not the list's 50 a flow.
+  const daemonItems = asked !== null && asked.where === search ? asked.items : null;
+  const shown = (daemonItems ?? items).filter(
+    (e) =>
+      passes(e, FILTERS[filter]!) &&
+      (flow === null || e.processName === flow) &&
+      (daemonItems !== null || matchesSearch(e, search)),
   );
   const current = open
     ? (items.find((e) => e.processInstanceId === open) ?? null)
@@ -104,6 +124,12 @@ export function ExecutionsScreen(
     setSearch(text);
     setSearching(typing);
     setSelected(0);
+    if (typing || 'error' in parseWhere(text)) return setAsked(null);
+    setAsked({ where: text, items: null });
+    client.instances.search({ where: [text], limit: 200, ...(showChildren && { children: true }) }).then(
+      (page) => setAsked((a) => (a?.where === text ? { where: text, items: page.items } : a)),
+      (err: Error) => setAsked((a) => (a?.where === text ? { where: text, items: [], error: err.message } : a)),
+    );
   };
   const ask = (c: Confirming | null) => {
     setConfirm(c);
@@ -194,7 +220,7 @@ export function ExecutionsScreen(
           ['enter', 'open'],
           ['s', `state: ${FILTER_WORDS[filter]}`],
           ['f', `flow: ${flow === null ? 'all' : cut(flow, 20)}`],
-          ['/', search ? `search: ${cut(search, 16)}` : 'search'],
+          ['/', search ? `search: ${cut(search, 16)}${daemonItems !== null ? ' (every run)' : ''}` : 'search'],
           ...(onToggleChildren ? [['a', `children: ${showChildren ? 'shown' : 'hidden'}`] as const] : []),
           ['y', 'copy id'],
           ['c', 'cancel'],
@@ -249,7 +275,15 @@ export function ExecutionsScreen(
           items={shown}
           {...listTable(selected, shown.length, now, Math.max(3, rows - 6), width)}
           empty={
-            filtered && items.length > 0 ? `none of the ${items.length} executions match the filters` : 'no executions'
+            asked !== null && asked.where === search
+              ? asked.error !== undefined
+                ? `the daemon did not answer the search: ${asked.error}`
+                : asked.items === null
+                  ? `asking the daemon for ${search}…`
+                  : `no execution has ${search}`
+              : filtered && items.length > 0
+                ? `none of the ${items.length} executions match the filters`
+                : 'no executions'
           }
         />
       )}
@@ -261,7 +295,12 @@ export function ExecutionsScreen(
       )}
       {notice && !confirm && <Text dimColor>{notice}</Text>}
       {searching && (
-        <InputLine label="search /" value={search} width={width} placeholder="part of an id or a correlation key" />
+        <InputLine
+          label="search /"
+          value={search}
+          width={width}
+          placeholder="part of an id, a correlation key or a search value; name=value asks the daemon"
+        />
       )}
       {!answering && <KeyBar keys={keys} />}
     </Box>
