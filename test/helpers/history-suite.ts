@@ -5,7 +5,7 @@
  * beside them.
  */
 import type { Test } from 'tap';
-import type { HistoryStore, ListRange, TagEquals } from '../../src/daemon/store/history-store.js';
+import { PAIRS_TAG, type HistoryStore, type ListRange, type TagEquals } from '../../src/daemon/store/history-store.js';
 
 /** Opens a history of one test's own place; every open of it sees the same documents. */
 export type OpenHistory = () => Promise<HistoryStore & { readonly done?: () => Promise<void> }>;
@@ -94,6 +94,36 @@ export function historySuite(t: Test, place: HistoryPlace): void {
     t.same(await ids({ tags: failedAcme, below: ID(4), limit: 2 }), [ID(1)], 'below an id');
     t.same(await ids({ tags: [[4, '']] }), [ID(5), ID(4), ID(3)], 'an empty tag is a value');
     t.same(await ids({ tags: [] }), [ID(6), ID(5), ID(4), ID(3), ID(2), ID(1)], 'no narrowing');
+    await h.close();
+    await h.done?.();
+  });
+
+  t.test('a listing narrowed by pairs keeps those whose pairs tag holds each, after a reopen too', async (t) => {
+    const open = await place(t);
+    let h = await open();
+    const tagged = (pairs: string) => [...Array.from({ length: PAIRS_TAG }, () => 'x'), pairs];
+    await h.putJson('2026-11-20', ID(1), '{}', tagged('customer=Ada&orderId=A-1001'));
+    await h.putJson('2026-11-20', ID(2), '{}', tagged('customer=Bob&orderId=A-1002'));
+    await h.putJson('2026-11-20', ID(3), '{}', tagged('orderId=A-1003'));
+    await h.putJson('2026-11-20', ID(4), '{}', tagged(''));
+    await h.putJson('2026-11-20', ID(5), '{}', ['flow', '2']); // before pairs were tagged: none
+    await h.putJson('2026-11-20', ID(6), '{}', tagged('customer=Ada&orderId=A-1006'));
+    for (const reopened of [false, true]) {
+      if (reopened) {
+        await h.close();
+        await h.done?.();
+        h = await open();
+      }
+      const ids = async (range: ListRange) => (await h.list('2026-11-20', range)).map((e) => e.id);
+      t.same(await ids({ pairs: [['orderId', 'A-1002']] }), [ID(2)], 'one');
+      t.same(await ids({ pairs: [['customer', 'Ada']] }), [ID(6), ID(1)], 'newest first');
+      t.same(await ids({ pairs: [['customer', 'Ada']], limit: 1 }), [ID(6)], 'as many as asked');
+      t.same(await ids({ pairs: [['customer', 'Ada']], below: ID(6) }), [ID(1)], 'below an id');
+      t.same(await ids({ pairs: [['customer', 'Ada'], ['orderId', 'A-1001']] }), [ID(1)], 'each must hold');
+      t.same(await ids({ pairs: [['customer', 'Ad']] }), [], 'a whole value, not a part');
+      t.same(await ids({ pairs: [['orderId', 'A-1002']], tags: [[0, 'y']] }), [], 'and the tags too');
+      t.equal((await ids({ pairs: [] })).length, 6, 'no pairs: no narrowing');
+    }
     await h.close();
     await h.done?.();
   });

@@ -6,8 +6,8 @@
 import { STATE, STATUS, waitingFor, type Environment, type WaitingFor } from '../../shared/api/index.js';
 import type { ExecutionSummary } from '../state/execution-summary.js';
 import type { Execution } from '../state/state.js';
-import type { TagEquals } from '../store/history-store.js';
-import { failedNode, failureCode, searchTagPairs, searchValueTag, TAG, textTag } from './execution-tags.js';
+import { pairsOf, type TagEquals } from '../store/history-store.js';
+import { failedNode, failureCode, searchValueTag, TAG, textTag } from './execution-tags.js';
 import { searchMatches } from '../../shared/flow/search-attributes.js';
 import { bucketOf } from '../state/ids.js';
 
@@ -186,6 +186,11 @@ export class ExecutionFilter {
     return want;
   }
 
+  /** The search pairs an execution the query keeps has, values as its tag keeps them (HistoryStore.list's `pairs`). Pure. */
+  pairs(): ReadonlyArray<readonly [string, string]> | undefined {
+    return this.want.search ?? undefined;
+  }
+
   /** What the history tags of execution `id` say of the query (its id's bounds aside). Pure. */
   tags(tags: readonly string[], id: string): Verdict {
     const q = this.q;
@@ -247,7 +252,7 @@ function waitsFor(inst: Execution, want: WaitingFor | 'any'): boolean {
  */
 function searchVerdict(tag: string | undefined, want: ReadonlyArray<readonly [string, string]>): Verdict {
   if (tag === undefined || tag === '') return 'no';
-  const pairs = searchTagPairs(tag);
+  const pairs = pairsOf(tag);
   let verdict: Verdict = 'yes';
   for (const [name, value] of want) {
     if (pairs.get(name) !== value) return 'no';

@@ -115,6 +115,7 @@ async function findExecutions(
 ): Promise<Map<string, Execution | null>> {
   const filter = new ExecutionFilter(query, src.flowOrganization);
   const narrowing = filter.narrowing();
+  const pairs = filter.pairs();
   const found = new Map<string, Execution | null>(); // null: cold or in history, read for its page
   const live: string[] = [];
   for (const inst of src.live())
@@ -163,6 +164,7 @@ async function findExecutions(
         limit: read,
         passing,
         tags: narrowing,
+        ...(pairs !== undefined && { pairs }),
       });
       for (const { id, tags } of ids) {
         if ((filter.lower !== null && id < filter.lower) || certain(id)) break scan;

@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import { STATE } from '../../shared/api/index.js';
 import type { Execution } from '../state/state.js';
+import { PAIRS_TAG } from '../store/history-store.js';
 
 /** Where each tag is in an execution's tag list. */
 export const TAG = {
@@ -32,7 +33,7 @@ export const TAG = {
   correlationKey: 7,
   failedNode: 8,
   root: 9,
-  search: 10,
+  search: PAIRS_TAG,
 } as const;
 
 /** The longest free-text tag kept as text; a longer one is a digest. */
@@ -89,8 +90,8 @@ export function executionTags(inst: Tagged, end: Pick<Execution, 'stateCd' | 'er
 const SEARCH_VALUE_TAG_MAX = 64;
 
 /**
- * Search attributes as one tag: `name=value` pairs in name order, joined by `&`, each value
- * percent-encoded, or `#` and its digest when that is longer than SEARCH_VALUE_TAG_MAX (then
+ * Search attributes as one tag (history-store.ts's pairs tag): `name=value` pairs in name order,
+ * joined by `&`, each value percent-encoded, or `#` and its digest when that is longer than SEARCH_VALUE_TAG_MAX (then
  * a match says "maybe"); '' for none. Names have no character to encode. Pure.
  */
 export function searchTag(search: Readonly<Record<string, string>> | undefined): string {
@@ -107,16 +108,6 @@ export function searchValueTag(value: string): string {
   return tag.length <= SEARCH_VALUE_TAG_MAX ? tag : `#${createHash('sha256').update(value).digest('base64url').slice(0, 22)}`;
 }
 
-/** The pairs of a searchTag, value tags as kept. Pure. */
-export function searchTagPairs(tag: string): Map<string, string> {
-  const pairs = new Map<string, string>();
-  if (tag === '') return pairs;
-  for (const pair of tag.split('&')) {
-    const eq = pair.indexOf('=');
-    pairs.set(pair.slice(0, eq), pair.slice(eq + 1));
-  }
-  return pairs;
-}
 
 /** The failure code of an execution: its error's code when it failed, else null. Pure. */
 export function failureCode(inst: Pick<Execution, 'stateCd' | 'error'>): string | null {

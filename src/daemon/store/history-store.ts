@@ -33,6 +33,11 @@ export interface ListRange {
    */
   readonly tags?: readonly TagEquals[];
   /**
+   * Only ids whose pairs tag (PAIRS_TAG) holds each `name=value` pair given (values as the tag
+   * keeps them): a narrowing a history may do where it reads, by an index where it has one.
+   */
+  readonly pairs?: ReadonlyArray<readonly [name: string, value: string]>;
+  /**
    * The listing is one of a search through many buckets: a history that caches what it read
    * keeps what it holds rather than this bucket (a search would evict what it reads next).
    */
@@ -41,6 +46,31 @@ export interface ListRange {
 
 /** A tag's position in an id's tag list and the value it must have. */
 export type TagEquals = readonly [position: number, value: string];
+
+/**
+ * The tag that may hold `name=value` pairs joined by `&` (an execution's search attributes:
+ * engine/execution-tags.ts), no name or value holding `&` or `=`: a history may index its
+ * pairs (PostgreSQL's does), and ListRange.pairs narrows by them.
+ */
+export const PAIRS_TAG = 10;
+
+/** The pairs of a pairs tag (PAIRS_TAG), by name. Pure. */
+export function pairsOf(tag: string | undefined): Map<string, string> {
+  const pairs = new Map<string, string>();
+  if (tag === undefined || tag === '') return pairs;
+  for (const pair of tag.split('&')) {
+    const eq = pair.indexOf('=');
+    if (eq > 0) pairs.set(pair.slice(0, eq), pair.slice(eq + 1));
+  }
+  return pairs;
+}
+
+/** Whether pairs tag `tag` holds every pair of `want`. Pure. */
+export function holdsPairs(tag: string | undefined, want: ReadonlyArray<readonly [string, string]>): boolean {
+  if (tag === undefined || tag === '') return want.length === 0;
+  const padded = `&${tag}&`;
+  return want.every(([name, value]) => padded.includes(`&${name}=${value}&`));
+}
 
 /** What any history promises, the files (History) or a table (PgHistory). */
 export interface HistoryStore {
@@ -90,11 +120,17 @@ export function listRange<T extends { readonly id: string; readonly tags: readon
   }
   const limit = range.limit ?? Infinity;
   const want = range.tags ?? [];
-  if (want.length === 0) return newestFirst.slice(from, from + Math.min(limit, newestFirst.length));
+  const pairs = range.pairs ?? [];
+  if (want.length === 0 && pairs.length === 0)
+    return newestFirst.slice(from, from + Math.min(limit, newestFirst.length));
   const part: T[] = [];
   for (let i = from; i < newestFirst.length && part.length < limit; i++) {
     const { tags } = newestFirst[i]!;
-    if (want.every(([at, value]) => at >= tags.length || tags[at] === value)) part.push(newestFirst[i]!);
+    if (
+      want.every(([at, value]) => at >= tags.length || tags[at] === value) &&
+      (pairs.length === 0 || holdsPairs(tags[PAIRS_TAG], pairs))
+    )
+      part.push(newestFirst[i]!);
   }
   return part;
 }

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { ExecutionFilter, type ExecutionQuery } from '../../../src/daemon/engine/execution-filter.js';
-import { textTag } from '../../../src/daemon/engine/execution-tags.js';
+import { searchValueTag, textTag } from '../../../src/daemon/engine/execution-tags.js';
 import { bucketOf } from '../../../src/daemon/state/ids.js';
 import { listRange } from '../../../src/daemon/store/history-store.js';
 import { engineHarness, ordersFlow } from '../../helpers/engine.js';
@@ -44,6 +44,7 @@ t.test('archived executions carry the tags a list filters on, whichever way they
     encodeURIComponent(key),
     '',
     '',
+    '',
   ]);
   t.same(tags.get(failed.processInstanceId), [
     pid,
@@ -56,10 +57,11 @@ t.test('archived executions carry the tags a list filters on, whichever way they
     '',
     'route',
     '',
+    '',
   ]);
   t.same(
     tags.get(waiting.processInstanceId),
-    [pid, '3', '', 'default', '1', 'PRODUCTION', '', textTag('k'.repeat(500)), '', ''],
+    [pid, '3', '', 'default', '1', 'PRODUCTION', '', textTag('k'.repeat(500)), '', '', ''],
     'archived in a batch, after its cancel: a long key as its digest',
   );
 });
@@ -108,11 +110,26 @@ t.test('what tags say of a query, older ones included', async (t) => {
     [{ organization: 'acme' }, beforeList, 'yes', { p: 'acme' }],
     [{ organization: 'other' }, beforeList, 'no', { p: 'acme' }],
   ];
+  // Search attributes (the pairs tag, PAIRS_TAG): absent in history written before them, when none had any.
+  const searched = [...now, '', `customer=Ada%20L&orderId=${searchValueTag('A-1002')}`];
+  const longValue = 'v'.repeat(100);
+  const digested = [...now, '', `note=${searchValueTag(longValue)}`];
+  cases.push(
+    [{ search: [['orderId', 'A-1002']] }, searched, 'yes'],
+    [{ search: [['customer', 'Ada L'], ['orderId', 'A-1002']] }, searched, 'yes'],
+    [{ search: [['orderId', 'A-1003']] }, searched, 'no'],
+    [{ search: [['order', 'A-1002']] }, searched, 'no'],
+    [{ search: [['orderId', 'A-1002']] }, [...now, '', ''], 'no'],
+    [{ search: [['orderId', 'A-1002']] }, now, 'no'],
+    [{ search: [['note', longValue]] }, digested, 'maybe'],
+    [{ search: [['note', `${longValue}x`]] }, digested, 'no'],
+  );
   for (const [q, tags, verdict, flows] of cases) {
     const f = filter(q, flows);
     t.equal(f.tags(tags, 'x'), verdict, `${JSON.stringify(q)} over ${JSON.stringify(tags)}`);
     // What a history narrows by never drops what the tags do not refuse.
-    const kept = listRange([{ id: 'x', tags }], { tags: f.narrowing() }).length === 1;
+    const pairs = f.pairs();
+    const kept = listRange([{ id: 'x', tags }], { tags: f.narrowing(), ...(pairs && { pairs }) }).length === 1;
     if (verdict !== 'no') t.ok(kept, `narrowed by ${JSON.stringify(f.narrowing())}, still listed`);
   }
 });

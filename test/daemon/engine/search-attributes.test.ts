@@ -1,5 +1,11 @@
+import '../../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
-import { engineHarness } from '../../helpers/engine.js';
+import { IMAGE_NAME } from '../../../src/daemon/at-rest/segments/directory-image.js';
+import { engineHarness, type EngineHarness } from '../../helpers/engine.js';
+import { eventually } from '../../helpers/eventually.js';
 
 // Search attributes (a flow's `search:`, a node's): set at start, updated when a node
 // completes, and listed by (GET /process/instances?where=name=value) whether the execution is
@@ -95,3 +101,46 @@ nodes:
   );
   t.equal(found.items[0]!.search?.note, kept);
 });
+
+const MAYBE = `processId: AUTO
+name: Maybe searched
+search: { orderId: "{orderId}" }
+nodes:
+  start: { type: startEvent, next: ask }
+  ask: { type: inputNode, inputType: textbox, next: done }
+  done: { type: endEvent }
+`;
+
+for (const from of ['the image', 'the indexes'] as const) {
+  t.test(`out of memory, search attributes are indexed, over a restart read from ${from}`, async (t) => {
+    const options = { executionCache: 0, cold: false, imageMin: 1 } as const;
+    const h = await engineHarness(t, undefined, undefined, options);
+    const pid = await h.publish(MAYBE);
+    const ids: string[] = [];
+    // One without attributes first: the index's search column is made at the second, filled in before it.
+    for (const data of [{}, { orderId: 'A-1' }, { orderId: 'A-2' }, { orderId: 'A-1' }]) {
+      h.clock.advance(1000);
+      ids.push((await h.engine.start({ ...ORG, processId: pid, data })).processInstanceId);
+    }
+    const cold = () => [...h.engine.executions.coldIds()].length;
+    await eventually('every execution out of memory', () => cold() === 4);
+    const indexed = (e: EngineHarness) => [...e.engine.executions.coldIdsWithSearch([['orderId', 'A-1']])].sort();
+    t.same(indexed(h), [ids[1], ids[3]].sort(), 'the index answers with those that have it, no other');
+    const where = async (e: EngineHarness, value: string) =>
+      (await e.engine.listExecutions({ ...ORG, limit: 50, search: [['orderId', value]] })).items.map(
+        (i) => i.processInstanceId,
+      );
+    t.same(await where(h, 'A-1'), [ids[3], ids[1]]);
+    await h.engine.close();
+    await h.store.close();
+    const image = join(h.dir, 'executions', IMAGE_NAME);
+    t.ok(existsSync(image), 'the close left an image');
+    if (from === 'the indexes') await rm(image);
+    const h2 = await engineHarness(t, h.dir, h.clock, options);
+    t.equal([...h2.engine.executions.coldIds()].length, 4, 'the restart leaves them cold');
+    t.same(indexed(h2), [ids[1], ids[3]].sort(), 'indexed again');
+    t.same(await where(h2, 'A-1'), [ids[3], ids[1]]);
+    t.same(await where(h2, 'A-2'), [ids[2]]);
+    t.same(await where(h2, 'A-3'), []);
+  });
+}

@@ -300,6 +300,10 @@ export const MIGRATIONS: readonly Migration[] = [
       -- An execution's search attributes (ExecutionSummary.search; null: none), loaded with its
       -- summary. Rows written before had none: search attributes came after them.
       ALTER TABLE wfx_executions ADD COLUMN search jsonb;
+      -- An ended one's, as its history tags keep them (history-store.ts PAIRS_TAG, values encoded):
+      -- the index a list by them reads (HistoryStore.list's pairs).
+      ALTER TABLE wfx_history ADD COLUMN search jsonb;
+      CREATE INDEX wfx_history_search ON wfx_history USING gin (search jsonb_path_ops);
     `,
   },
 ];
