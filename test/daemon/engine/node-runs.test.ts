@@ -58,8 +58,8 @@ nodes:
   const doc = frames.find((f) => f.key.startsWith(`${inst.processInstanceId}|`));
   t.equal(
     doc?.key,
-    `${inst.processInstanceId}|${pid}|1||default|1|PRODUCTION||||`,
-    'its history document, tagged with flow, state, parent (none), organization, version, environment, failure (none), correlation key (none), failed node (none) and root (none: it is one)',
+    `${inst.processInstanceId}|${pid}|1||default|1|PRODUCTION|||||`,
+    'its history document, tagged with flow, state, parent (none), organization, version, environment, failure (none), correlation key (none), failed node (none), root (none: it is one) and search attributes (none)',
   );
   const step = doc!.value.records;
   t.same(
