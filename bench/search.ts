@@ -67,7 +67,11 @@ async function seed(open: () => Promise<Opened>): Promise<{ apiKey: string; seco
   await store.commit({ type: 'apiKey.created', key: made.key });
   const v = validateFlowSource(FLOW);
   if (!v.ok) throw new Error('bench flow does not validate');
-  const { processId } = await publishFlow(store, { definition: v.flow, organization: 'default', environment: 'PRODUCTION' });
+  const { processId } = await publishFlow(store, {
+    definition: v.flow,
+    organization: 'default',
+    environment: 'PRODUCTION',
+  });
   const perDay = Math.ceil(EXECUTIONS / DAYS);
   const step = Math.floor((DAY_MS - 60_000) / perDay);
   for (let day = 0; day < DAYS; day++) {
@@ -115,7 +119,11 @@ export interface SearchBench {
 }
 
 /** Seeds a store, starts a daemon on it (`storeArgs`: its store, if not the data dir's) and times each case. */
-async function measure(dataDir: string, open: () => Promise<Opened>, storeArgs: readonly string[] = []): Promise<StoreFigures> {
+async function measure(
+  dataDir: string,
+  open: () => Promise<Opened>,
+  storeArgs: readonly string[] = [],
+): Promise<StoreFigures> {
   const seeded = await seed(open);
   const daemon = await startBenchDaemon(dataDir, storeArgs);
   try {
@@ -200,7 +208,9 @@ export function formatSearchBench(r: SearchBench): string {
     '| GET /process/instances?where= | items | JSON store | PostgreSQL |',
     '|---|---|---|---|',
   ];
-  r.files.cases.forEach((c, i) => lines.push(`| ${c.what} | ${c.items} | ${cell(c)} | ${cell(r.postgres?.cases[i])} |`));
+  r.files.cases.forEach((c, i) =>
+    lines.push(`| ${c.what} | ${c.items} | ${cell(c)} | ${cell(r.postgres?.cases[i])} |`),
+  );
   return lines.join('\n');
 }
 

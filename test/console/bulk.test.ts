@@ -9,7 +9,11 @@ t.test("bulkQueryOf: the list's filters are the operation's query, by the same n
   );
   t.same(bulkQueryOf(filters), { processId: 'order', state: 'FAILED', errorCode: 'HTTP_ERROR', failedNode: 'charge' });
   t.same(bulkQueryOf({}), {}, 'no filters: every execution');
-  t.same(bulkQueryOf({ where: 'orderId=A-1002' }), { where: ['orderId=A-1002'] }, "a search attribute: the wire's list");
+  t.same(
+    bulkQueryOf({ where: 'orderId=A-1002' }),
+    { where: ['orderId=A-1002'] },
+    "a search attribute: the wire's list",
+  );
   t.match(selectionWords(filters), /processId order, state FAILED/);
   t.match(selectionWords({}), /every top-level execution/);
 });

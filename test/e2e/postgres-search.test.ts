@@ -41,8 +41,8 @@ t.test('search attributes on PostgreSQL: rows, a restart, history', { skip: POST
     );
   const where = async (at: string, ...pairs: string[]) =>
     (
-      (await api(at, 'GET', `/process/instances?${pairs.map((p) => `where=${encodeURIComponent(p)}`).join('&')}`))
-        .body.items as Array<{ processInstanceId: string; search?: Record<string, string> }>
+      (await api(at, 'GET', `/process/instances?${pairs.map((p) => `where=${encodeURIComponent(p)}`).join('&')}`)).body
+        .items as Array<{ processInstanceId: string; search?: Record<string, string> }>
     ).map((i) => i.processInstanceId);
   const cold = async (at: string) =>
     Number(

@@ -119,7 +119,16 @@ export function historySuite(t: Test, place: HistoryPlace): void {
       t.same(await ids({ pairs: [['customer', 'Ada']] }), [ID(6), ID(1)], 'newest first');
       t.same(await ids({ pairs: [['customer', 'Ada']], limit: 1 }), [ID(6)], 'as many as asked');
       t.same(await ids({ pairs: [['customer', 'Ada']], below: ID(6) }), [ID(1)], 'below an id');
-      t.same(await ids({ pairs: [['customer', 'Ada'], ['orderId', 'A-1001']] }), [ID(1)], 'each must hold');
+      t.same(
+        await ids({
+          pairs: [
+            ['customer', 'Ada'],
+            ['orderId', 'A-1001'],
+          ],
+        }),
+        [ID(1)],
+        'each must hold',
+      );
       t.same(await ids({ pairs: [['customer', 'Ad']] }), [], 'a whole value, not a part');
       t.same(await ids({ pairs: [['orderId', 'A-1002']], tags: [[0, 'y']] }), [], 'and the tags too');
       t.equal((await ids({ pairs: [] })).length, 6, 'no pairs: no narrowing');

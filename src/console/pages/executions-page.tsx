@@ -114,7 +114,9 @@ export default function ExecutionsPage() {
     if (!rows?.nextCursor) return;
     setLoadingMore(true);
     try {
-      const page = await send(calls.instances.search({ ...bulkQueryOf(filters), limit: PAGE, cursor: rows.nextCursor }));
+      const page = await send(
+        calls.instances.search({ ...bulkQueryOf(filters), limit: PAGE, cursor: rows.nextCursor }),
+      );
       setRows((r) => {
         if (!r) return r;
         const seen = new Set(r.items.map((e) => e.processInstanceId));

@@ -105,9 +105,10 @@ export function searchTag(search: Readonly<Record<string, string>> | undefined):
 /** A search attribute's value as searchTag keeps it. Pure. */
 export function searchValueTag(value: string): string {
   const tag = textTag(value);
-  return tag.length <= SEARCH_VALUE_TAG_MAX ? tag : `#${createHash('sha256').update(value).digest('base64url').slice(0, 22)}`;
+  return tag.length <= SEARCH_VALUE_TAG_MAX
+    ? tag
+    : `#${createHash('sha256').update(value).digest('base64url').slice(0, 22)}`;
 }
-
 
 /** The failure code of an execution: its error's code when it failed, else null. Pure. */
 export function failureCode(inst: Pick<Execution, 'stateCd' | 'error'>): string | null {

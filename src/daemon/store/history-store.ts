@@ -102,11 +102,38 @@ export function jsonText(json: string | JsonPieces): string {
   return typeof json === 'string' ? json : `${json.open}${json.parts.join(',')}${json.close}`;
 }
 
-/** The part of `newestFirst` (ids descending) that `range` asks for. Pure. */
-export function listRange<T extends { readonly id: string; readonly tags: readonly string[] }>(
-  newestFirst: readonly T[],
-  range: ListRange,
-): T[] {
+type Listed = { readonly id: string; readonly tags: readonly string[] };
+
+/**
+ * The entries of a listing by (pair name, value), in its order, made the first time a listing
+ * is narrowed by that name: a search then reads the entries that have a pair, not the whole
+ * listing. Held while the listing is (a listing that grows is a new array).
+ */
+const byPair = new WeakMap<readonly Listed[], Map<string, Map<string, Listed[]>>>();
+
+/** The entries of `newestFirst` whose pairs tag has `name` = `value`, in its order. */
+function withPair<T extends Listed>(newestFirst: readonly T[], name: string, value: string): readonly T[] {
+  let names = byPair.get(newestFirst);
+  if (names === undefined) byPair.set(newestFirst, (names = new Map()));
+  let values = names.get(name);
+  if (values === undefined) {
+    names.set(name, (values = new Map()));
+    for (const entry of newestFirst) {
+      const v = pairsOf(entry.tags[PAIRS_TAG]).get(name);
+      if (v === undefined) continue;
+      let list = values.get(v);
+      if (list === undefined) values.set(v, (list = []));
+      list.push(entry);
+    }
+  }
+  return (values.get(value) ?? []) as unknown as readonly T[];
+}
+
+/** The part of `newestFirst` (ids descending) that `range` asks for. Pure (what it memoizes aside). */
+export function listRange<T extends Listed>(newestFirst: readonly T[], range: ListRange): T[] {
+  const pairs = range.pairs ?? [];
+  // Narrowed by pairs: from the entries that have the first pair (an index of the listing), not the whole listing.
+  if (pairs.length > 0) newestFirst = withPair(newestFirst, pairs[0]![0], pairs[0]![1]);
   let from = 0;
   if (range.below !== undefined) {
     // The first id below `below`: a binary search over the descending ids.
@@ -120,7 +147,6 @@ export function listRange<T extends { readonly id: string; readonly tags: readon
   }
   const limit = range.limit ?? Infinity;
   const want = range.tags ?? [];
-  const pairs = range.pairs ?? [];
   if (want.length === 0 && pairs.length === 0)
     return newestFirst.slice(from, from + Math.min(limit, newestFirst.length));
   const part: T[] = [];

@@ -216,7 +216,9 @@ export const InstanceSummary = Answer({
     Type.Array(Answer({ nodeId: Type.String(), nodeName: Type.String(), for: StringEnum(WAITING_FOR) })),
   ),
   /** Its search attributes (its flow's `search:`, nodes' updates); absent when it has none. */
-  search: Type.Optional(Type.Unsafe<Readonly<Record<string, string>>>({ type: 'object', additionalProperties: { type: 'string' } })),
+  search: Type.Optional(
+    Type.Unsafe<Readonly<Record<string, string>>>({ type: 'object', additionalProperties: { type: 'string' } }),
+  ),
 });
 export type InstanceSummary = Static<typeof InstanceSummary>;
 

@@ -116,7 +116,16 @@ t.test('what tags say of a query, older ones included', async (t) => {
   const digested = [...now, '', `note=${searchValueTag(longValue)}`];
   cases.push(
     [{ search: [['orderId', 'A-1002']] }, searched, 'yes'],
-    [{ search: [['customer', 'Ada L'], ['orderId', 'A-1002']] }, searched, 'yes'],
+    [
+      {
+        search: [
+          ['customer', 'Ada L'],
+          ['orderId', 'A-1002'],
+        ],
+      },
+      searched,
+      'yes',
+    ],
     [{ search: [['orderId', 'A-1003']] }, searched, 'no'],
     [{ search: [['order', 'A-1002']] }, searched, 'no'],
     [{ search: [['orderId', 'A-1002']] }, [...now, '', ''], 'no'],

@@ -76,7 +76,10 @@ for (const cold of [false, true]) {
     t.same(await where(['orderId', 'A-1002'], ['verdict', 'approve']), [ids[1]]);
     t.same(await where(['orderId', 'A-1002'], ['verdict', 'reject']), []);
     const bulk = await h.engine.listExecutions({ ...ORG, limit: 50, search: [['verdict', 'approve']], stateCd: 1 });
-    t.same(bulk.items.map((i) => i.search), [{ orderId: 'A-1002', verdict: 'approve' }]);
+    t.same(
+      bulk.items.map((i) => i.search),
+      [{ orderId: 'A-1002', verdict: 'approve' }],
+    );
   });
 }
 

@@ -117,7 +117,16 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
   const { url } = await startDaemon(t, { cwd, args: ['--bulk-rate', '1'] });
   const admin = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
   const api = (method: string, path: string, body?: object) => callDaemon(url, admin, method, path, body);
-  const flows = [ORDER_FLOW, monthEnd('one'), monthEnd('two'), NIGHTLY_FLOW, WAITING_FLOW, SPAWNER_FLOW, LIMITED_FLOW, ORDERS_BY_ID_FLOW];
+  const flows = [
+    ORDER_FLOW,
+    monthEnd('one'),
+    monthEnd('two'),
+    NIGHTLY_FLOW,
+    WAITING_FLOW,
+    SPAWNER_FLOW,
+    LIMITED_FLOW,
+    ORDERS_BY_ID_FLOW,
+  ];
   for (const source of flows) t.equal((await api('POST', '/admin/flows', { source })).status, 200);
   const executionsOf = async (processId: string) =>
     (await api('GET', `/process/instances?processId=${processId}`)).body.items as {
@@ -347,7 +356,7 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
     const RUNS = 10_000;
     const ids: string[] = new Array<string>(RUNS);
     // 32 starts in flight at a time: well within the daemon's connection limits.
-    for (let next = 0; next < RUNS; ) {
+    for (let next = 0; next < RUNS;) {
       const batch = Array.from({ length: Math.min(32, RUNS - next) }, (_, k) => next + k);
       next += batch.length;
       await Promise.all(
@@ -373,7 +382,10 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
     await row.getByRole('link', { name: 'customer=c0' }).click();
     await page.waitForURL((u) => u.searchParams.get('where') === 'customer=c0');
     // The newest run of customer c0 (4711 is one of theirs: 4711 = 7 * 673) heads the list.
-    await page.locator('tr[data-row]', { hasText: ids[Math.floor((RUNS - 1) / 7) * 7]! }).first().waitFor();
+    await page
+      .locator('tr[data-row]', { hasText: ids[Math.floor((RUNS - 1) / 7) * 7]! })
+      .first()
+      .waitFor();
     const shown = await page.locator('tr[data-row]').count();
     t.ok(shown > 1, 'its customer has more runs');
     t.equal(

@@ -39,7 +39,11 @@ export type ExecutionRecord =
     }
   | { readonly type: 'instance.archived'; readonly instanceId: string }
   /** Its search attributes are now `search` (a node's `search:` changed them). */
-  | { readonly type: 'instance.searched'; readonly instanceId: string; readonly search: Readonly<Record<string, string>> }
+  | {
+      readonly type: 'instance.searched';
+      readonly instanceId: string;
+      readonly search: Readonly<Record<string, string>>;
+    }
   /**
    * Nothing of the tree rooted at `root` runs any more, as of `instanceId`'s end (whose record
    * it follows, in its partition): its tally (WfxState.treeCreated) is forgotten.

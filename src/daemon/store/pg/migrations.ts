@@ -301,9 +301,10 @@ export const MIGRATIONS: readonly Migration[] = [
       -- summary. Rows written before had none: search attributes came after them.
       ALTER TABLE wfx_executions ADD COLUMN search jsonb;
       -- An ended one's, as its history tags keep them (history-store.ts PAIRS_TAG, values encoded):
-      -- the index a list by them reads (HistoryStore.list's pairs).
+      -- the index a list by them reads (HistoryStore.list's pairs). Without fastupdate, a row is
+      -- in the index as it is written: a search never reads a list of pending ones.
       ALTER TABLE wfx_history ADD COLUMN search jsonb;
-      CREATE INDEX wfx_history_search ON wfx_history USING gin (search jsonb_path_ops);
+      CREATE INDEX wfx_history_search ON wfx_history USING gin (search jsonb_path_ops) WITH (fastupdate = off);
     `,
   },
 ];

@@ -157,13 +157,19 @@ export class PgHistory implements HistoryStore {
       return ` AND (split_part(tags, '|', $${p}::int + 1) = $${v} OR tags = ''
         OR length(tags) - length(replace(tags, '|', '')) < $${p}::int)`;
     });
+    let from = 'wfx_history';
     if (range.pairs !== undefined && range.pairs.length > 0) {
-      // By the index of the pairs (migration 15): a row written before it has none, as it had none.
+      // By the index of the pairs alone (migration 15; a row written before it has none, as it
+      // had none), read apart: left in the query, the planner walks the bucket by id for its
+      // order and limit and tests every row's pairs, and before the table's statistics it ANDs
+      // the index with the whole bucket's keys. Pairs are selective: what they find is few rows.
       params.push(JSON.stringify(Object.fromEntries(range.pairs)));
-      narrow.push(` AND search @> $${params.length}::jsonb`);
+      from = `(WITH paired AS MATERIALIZED (
+          SELECT bucket, id, tags FROM wfx_history WHERE search @> $${params.length}::jsonb AND bucket || '' = $1
+        ) SELECT bucket, id, tags FROM paired) AS h`;
     }
     const { rows } = await this.pool.query<{ id: string; tags: string }>(
-      `SELECT id, tags FROM wfx_history WHERE bucket = $1 AND ($2::text IS NULL OR id < $2)${narrow.join('')}
+      `SELECT id, tags FROM ${from} WHERE bucket = $1 AND ($2::text IS NULL OR id < $2)${narrow.join('')}
         ORDER BY id DESC LIMIT $3`,
       params,
     );
