@@ -30,6 +30,10 @@ export const ERROR_CODES = {
   FILE_NOT_FOUND: { status: 404 },
   NO_MATCHING_SUBSCRIPTION: { status: 404 },
   NODE_NOT_WAITING: { status: 409 },
+  TASK_CLAIMED: {
+    status: 409,
+    hint: 'Ask whoever claimed it to answer or unclaim it; a caller who may publish flows (WORKFLOW_PUBLISH) may take it over: `wfx task claim ID NODE --take-over`.',
+  },
   INSTANCE_NOT_RUNNING: { status: 409 },
   INSTANCE_NOT_FAILED: {
     status: 409,

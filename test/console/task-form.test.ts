@@ -144,6 +144,7 @@ const task = (over: Partial<WaitingTask>): WaitingTask =>
     options: null,
     fields: [],
     assignee: null,
+    claim: null,
     dueAt: null,
     waitingSince: '2026-01-01T00:00:00.000Z',
     ...over,

@@ -23,6 +23,7 @@ export function task(extra: Partial<Task> = {}): Task {
     options: null,
     fields: null,
     assignee: null,
+    claim: null,
     dueAt: null,
     waitingSince: '2026-11-21T10:04:11.000Z',
     ...extra,

@@ -118,7 +118,7 @@ t.test('the tasks screen: ↓ j ↑ k move, enter opens the selected task, esc c
   const { ui, sent, captures } = renderTasks([task(), second]);
   t.teardown(ui.unmount);
   await frameMatching(ui.lastFrame, /› Order approval v3\s+Approve/);
-  t.match(ui.lastFrame(), /↑↓\s+move\s+enter\s+answer\s+y\s+copy id\s+1-5\s+screens/);
+  t.match(ui.lastFrame(), /↑↓\s+move\s+enter\s+answer\s+c\s+claim\s+y\s+copy id\s+1-5\s+screens/);
   ui.stdin.write(KEY.down);
   await frameMatching(ui.lastFrame, /› Order approval v3\s+Review/);
   ui.stdin.write('k');
@@ -335,4 +335,29 @@ t.test('the tasks table counts down to a task timer, and says when it is overdue
   t.teardown(narrow.unmount);
   t.notMatch(narrow.lastFrame(), /DUE/);
   t.match(narrow.lastFrame(), /input: Ship order 42 \(39 EUR\)\? · due in 4m 12s/, 'narrow: the line below says it');
+});
+
+t.test('c claims the selected task, or gives back one claimed; a refusal is said under the table', async (t) => {
+  const claimed = task({
+    processInstanceId: '01a1fe31-0000-7000-8000-000000000003',
+    nodeInstanceId: 'n3',
+    claim: { by: 'key:k_ada', name: 'Ada', at: '2026-11-21T10:04:30.000Z' },
+  });
+  const { ui, sent } = renderTasks([task(), claimed], {
+    answer: (body) =>
+      body.action === 'UNCLAIM'
+        ? Promise.reject(new Error('TASK_CLAIMED: task ask of 01a1fe31 is claimed by key:k_ada'))
+        : Promise.resolve({ status: 'claimed' }),
+  });
+  t.teardown(ui.unmount);
+  await frameMatching(ui.lastFrame, /c\s+claim/);
+  ui.stdin.write('c');
+  await frameMatching(ui.lastFrame, /claimed Approve of 01a1fe30-edc6-7617-bd1f-84feb7474dfd/);
+  t.match(sent.at(-1), { processInstanceId: '01a1fe30-edc6-7617-bd1f-84feb7474dfd', nodeId: 'ask', action: 'CLAIM' });
+  ui.stdin.write(KEY.down);
+  const frame = await frameMatching(ui.lastFrame, /c\s+unclaim/);
+  t.match(frame, /· claimed by Ada/, 'the line under the table says who has it');
+  ui.stdin.write('c');
+  await frameMatching(ui.lastFrame, /not unclaimed: TASK_CLAIMED: task ask of 01a1fe31 is claimed by key:k_ada/);
+  t.match(sent.at(-1), { action: 'UNCLAIM' });
 });

@@ -17,6 +17,8 @@ interface Waiting extends TaskForm {
   readonly nodeName: string;
   readonly nodeType: string;
   readonly assignee: string | null;
+  /** Who claimed it (`key:<id>`, `oidc:<subject>`), when someone did. */
+  readonly claimedBy?: string;
   readonly dueAt: string | null;
   readonly waitingSince: string;
 }
@@ -36,6 +38,7 @@ function waitingTasks(inst: InstanceView): Waiting[] {
             options: n.wait.options,
             fields: n.wait.fields,
             assignee: n.wait.assignee,
+            ...(n.claimedBy !== undefined && { claimedBy: n.claimedBy }),
             dueAt: n.wait.dueAt,
             waitingSince: n.startTime,
           },
@@ -83,6 +86,7 @@ function showText(t: Waiting, today: string): string {
     `waiting since ${t.waitingSince}`,
     ...(t.dueAt ? [`due ${t.dueAt}`] : []),
     ...(t.assignee ? [`assignee ${t.assignee}`] : []),
+    ...(t.claimedBy ? [`claimed by ${t.claimedBy}`] : []),
   ].join(', ');
   const rows = formEntries(t).map((e) => [
     e.name,
@@ -95,7 +99,29 @@ function showText(t: Waiting, today: string): string {
   return `${head}${meta}\n\n${table(['FIELD', 'TYPE', 'REQUIRED', 'DEFAULT', 'OPTIONS', 'LABEL'], rows)}\ncomplete it (edit the values):\n  ${completeLine(t, today)}\n`;
 }
 
-/** `wfx task list|show|complete|cancel`. */
+/**
+ * The task a command names: execution `id` (or a prefix) at `nodeId`, or, without it, the one
+ * node it waits at for input. Throws AMBIGUOUS_ID (several wait: name one), NODE_NOT_WAITING.
+ */
+async function taskNamed(
+  client: WfxClient,
+  id: string,
+  nodeId: string | undefined,
+): Promise<{ id: string; nodeId: string }> {
+  if (nodeId !== undefined) return { id: await executionIdOf(client, id, waitingForInput(client)), nodeId };
+  const tasks = await tasksOf(client, id, undefined);
+  if (tasks.length > 1)
+    throw new WfxError(
+      'AMBIGUOUS_ID',
+      `${tasks.length} nodes of ${tasks[0]!.processInstanceId} wait for input: name one (${tasks.map((t) => t.nodeId).join(', ')})`,
+      { details: { candidates: tasks.map((t) => t.nodeId) } },
+    );
+  return { id: tasks[0]!.processInstanceId, nodeId: tasks[0]!.nodeId };
+}
+
+const TAKE_OVER = 'act on a task another person claimed (needs WORKFLOW_PUBLISH)';
+
+/** `wfx task list|show|complete|cancel|claim|unclaim`. */
 export function registerTask(program: Command, ctx: CliContext): void {
   const task = program.command('task').description('list and answer executions waiting at an input node or user task');
   task
@@ -123,9 +149,22 @@ export function registerTask(program: Command, ctx: CliContext): void {
       if (res.items.length === 0) return void ctx.stdout.write('no task waits\n');
       // AGENT only when a task waits for one: most lists have none, and the table stays narrow.
       const agents = res.items.some((i) => i.agent);
+      // CLAIMED only when someone claimed a task, as AGENT.
+      const claimed = res.items.some((i) => i.claim !== null);
       ctx.stdout.write(
         table(
-          ['ID', 'NODE', 'INPUT', 'FLOW', 'WAITING SINCE', 'DUE', ...(agents ? ['AGENT'] : []), 'FIELDS', 'TITLE'],
+          [
+            'ID',
+            'NODE',
+            'INPUT',
+            'FLOW',
+            'WAITING SINCE',
+            'DUE',
+            ...(claimed ? ['CLAIMED BY'] : []),
+            ...(agents ? ['AGENT'] : []),
+            'FIELDS',
+            'TITLE',
+          ],
           res.items.map((i) => [
             i.processInstanceId,
             i.nodeId,
@@ -133,6 +172,7 @@ export function registerTask(program: Command, ctx: CliContext): void {
             `${i.processName} v${i.processVersion}`,
             i.waitingSince,
             i.dueAt ?? '-',
+            ...(claimed ? [i.claim?.name ?? ''] : []),
             ...(agents ? [i.agent ? `${i.agent.nodeName} (${i.agent.tool})` : ''] : []),
             fieldsBrief(i),
             i.formTitle ?? '',
@@ -175,32 +215,57 @@ export function registerTask(program: Command, ctx: CliContext): void {
       .argument('[nodeId]', 'the waiting node (default: the one the execution waits at for input)')
       .option('--data <json>', 'the input: a JSON object, or @file', '{}')
       .option('--set <key=value>', 'one field (typed; dotted keys nest); repeatable', collect, [])
+      .option('--take-over', TAKE_OVER)
       .addHelpText(
         'after',
         `\nExample:\n  $ wfx task ${action} 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f ask${action === 'complete' ? ` --data '{"approve":true}'` : ''}`,
       )
-      .action(async (id: string, nodeId: string | undefined, opts: { data: string; set: string[] }, cmd: Command) => {
+      .action(
+        async (
+          id: string,
+          nodeId: string | undefined,
+          opts: { data: string; set: string[]; takeOver?: boolean },
+          cmd: Command,
+        ) => {
+          const client = await clientFor(ctx, cmd);
+          const data = await dataOf(ctx, opts);
+          const named = await taskNamed(client, id, nodeId);
+          const res = await client.tasks.answer({
+            processInstanceId: named.id,
+            nodeId: named.nodeId,
+            action: action === 'complete' ? 'COMPLETE' : 'CANCEL',
+            data,
+            ...(opts.takeOver === true && { takeOver: true }),
+          });
+          if (globals(cmd).json) printJson(ctx, res);
+          else ctx.stdout.write(`${named.id} resumed at ${named.nodeId}\n`);
+        },
+      );
+  }
+
+  for (const action of ['claim', 'unclaim'] as const) {
+    task
+      .command(action)
+      .description(
+        action === 'claim'
+          ? 'take the task: until it is answered or unclaimed only you answer it (the others are refused TASK_CLAIMED)'
+          : 'give a task you claimed back: anyone may answer or claim it again',
+      )
+      .argument('<id>', 'the processInstanceId (or a unique prefix of it)')
+      .argument('[nodeId]', 'the waiting node (default: the one the execution waits at for input)')
+      .option('--take-over', TAKE_OVER)
+      .addHelpText('after', `\nExample:\n  $ wfx task ${action} 01a1fdd5-d8d6-7a1e-a2ab-6e877707f49f ask`)
+      .action(async (id: string, nodeId: string | undefined, opts: { takeOver?: boolean }, cmd: Command) => {
         const client = await clientFor(ctx, cmd);
-        const data = await dataOf(ctx, opts);
-        if (nodeId === undefined) {
-          const tasks = await tasksOf(client, id, undefined);
-          if (tasks.length > 1)
-            throw new WfxError(
-              'AMBIGUOUS_ID',
-              `${tasks.length} nodes of ${tasks[0]!.processInstanceId} wait for input: name one (${tasks.map((t) => t.nodeId).join(', ')})`,
-              { details: { candidates: tasks.map((t) => t.nodeId) } },
-            );
-          id = tasks[0]!.processInstanceId;
-          nodeId = tasks[0]!.nodeId;
-        } else id = await executionIdOf(client, id, waitingForInput(client));
+        const named = await taskNamed(client, id, nodeId);
         const res = await client.tasks.answer({
-          processInstanceId: id,
-          nodeId,
-          action: action === 'complete' ? 'COMPLETE' : 'CANCEL',
-          data,
+          processInstanceId: named.id,
+          nodeId: named.nodeId,
+          action: action === 'claim' ? 'CLAIM' : 'UNCLAIM',
+          ...(opts.takeOver === true && { takeOver: true }),
         });
         if (globals(cmd).json) printJson(ctx, res);
-        else ctx.stdout.write(`${id} resumed at ${nodeId}\n`);
+        else ctx.stdout.write(`${named.id} ${named.nodeId} ${action === 'claim' ? 'claimed' : 'unclaimed'}\n`);
       });
   }
 }

@@ -39,6 +39,8 @@ type Props = {
   readonly spec: InputSpec & { readonly formTitle: string | null };
   /** The session may answer (WORKFLOW_EXECUTE): the buttons are shown. */
   readonly mayExecute: boolean;
+  /** Another person claimed the task (their name): the buttons are not shown, and it says why. */
+  readonly claimedByOther?: string;
   /** Prefix of its elements' ids, unique on the page. */
   readonly idBase: string;
   /** Called once the daemon took the answer. */
@@ -59,6 +61,7 @@ export function TaskForm({
   nodeName,
   spec,
   mayExecute,
+  claimedByOther,
   idBase,
   onAnswered,
 }: Props) {
@@ -191,7 +194,7 @@ export function TaskForm({
         </p>
       </div>
     );
-  const disabled = !mayExecute || sending;
+  const disabled = !mayExecute || claimedByOther !== undefined || sending;
   return (
     <form
       ref={form}
@@ -224,7 +227,9 @@ export function TaskForm({
           {`The daemon did not take the answer: ${outcome.message}`}
         </p>
       )}
-      {mayExecute ? (
+      {claimedByOther !== undefined ? (
+        <p class="muted">{`${claimedByOther} claimed this task: only they answer it, unless they unclaim it.`}</p>
+      ) : mayExecute ? (
         <div class="task-buttons">
           <button type="submit" class="primary" disabled={sending || uploading}>
             Complete

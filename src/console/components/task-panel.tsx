@@ -1,13 +1,17 @@
 /*
  * One task opened from the inbox or its deep link (/tasks/ID/NODE): the execution read to find
- * the node waiting there, its facts (flow, assignee, waiting since, due with a countdown that
- * stops once it is answered), its form, and beside it the execution's variables, what the person
- * answering judges; or, when it no longer waits, what became of it.
+ * the node waiting there, its facts (flow, assignee, who claimed it, waiting since, due with a
+ * countdown that stops once it is answered), Claim or Unclaim, its form (closed to all but who
+ * claimed it), and beside it the execution's variables, what the person answering judges; or,
+ * when it no longer waits, what became of it.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { calls } from '../../shared/api/calls/index.js';
 import { useApi } from '../hooks/use-api.js';
 import { useNow } from '../hooks/use-now.js';
+import { useSession } from '../hooks/use-session.js';
+import { actorOfSession, claimWords } from '../model/claim.js';
+import { ClaimControl } from './claim-control.js';
 import { formatDuration, formatTime } from '../model/format.js';
 import { dueWords } from '../model/task-form.js';
 import { JsonBlock } from './json-block.js';
@@ -20,14 +24,17 @@ type Props = {
   /** When it stops waiting by itself, as the inbox says (its timeout or a boundary timer); else its own timeout. */
   readonly dueAt?: string | null;
   readonly mayExecute: boolean;
+  /** The name of who claimed it, as the inbox says it (the execution names the claimer by id only). */
+  readonly claimedByName?: string;
   /** Reads again what is around it, once answered. */
   readonly onAnswered: () => void;
   readonly onClose: () => void;
 };
 
 /** The panel (see the top of this file). */
-export function TaskPanel({ processInstanceId, nodeId, dueAt, mayExecute, onAnswered, onClose }: Props) {
+export function TaskPanel({ processInstanceId, nodeId, dueAt, claimedByName, mayExecute, onAnswered, onClose }: Props) {
   const exec = useApi(calls.instances.get(processInstanceId));
+  const me = actorOfSession(useSession().data);
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), [processInstanceId, nodeId]);
   const run = exec.data;
@@ -81,6 +88,21 @@ export function TaskPanel({ processInstanceId, nodeId, dueAt, mayExecute, onAnsw
                 <dd>{wait.assignee}</dd>
               </>
             )}
+            <dt>Claimed</dt>
+            <dd>
+              <ClaimControl
+                processInstanceId={processInstanceId}
+                nodeId={nodeId}
+                claimedBy={ni.claimedBy ?? null}
+                {...(claimedByName !== undefined && { claimedByName })}
+                me={me}
+                mayExecute={mayExecute && !answered}
+                onChanged={() => {
+                  exec.reload();
+                  onAnswered();
+                }}
+              />
+            </dd>
             <dt>Waiting since</dt>
             <dd>
               <time dateTime={ni.startTime}>{formatTime(ni.startTime)}</time>
@@ -107,6 +129,8 @@ export function TaskPanel({ processInstanceId, nodeId, dueAt, mayExecute, onAnsw
               nodeName={ni.nodeName}
               spec={wait}
               mayExecute={mayExecute}
+              {...(ni.claimedBy !== undefined &&
+                ni.claimedBy !== me && { claimedByOther: claimWords(ni.claimedBy, me, claimedByName) })}
               idBase="task"
               onAnswered={() => {
                 setAnswered(true);

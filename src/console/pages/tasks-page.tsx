@@ -12,7 +12,8 @@ import { EventsContext } from '../components/events-context.js';
 import { ReadTable } from '../components/read-table.js';
 import { TaskPanel } from '../components/task-panel.js';
 import { useApi } from '../hooks/use-api.js';
-import { useMay } from '../hooks/use-session.js';
+import { useMay, useSession } from '../hooks/use-session.js';
+import { actorOfSession, claimWords } from '../model/claim.js';
 import { useNow } from '../hooks/use-now.js';
 import { useThrottled } from '../hooks/use-throttled.js';
 import { useTitle } from '../hooks/use-title.js';
@@ -43,6 +44,7 @@ export default function TasksPage() {
   const tasks = useApi(calls.tasks.list({ limit: LIMIT, processId: filters.processId || undefined }));
   const flows = useApi(calls.flows.list());
   const mayExecute = useMay('WORKFLOW_EXECUTE');
+  const me = actorOfSession(useSession().data);
   const now = useNow(true);
   // Each reload walks the daemon's live executions: at most one a second per open inbox.
   const reload = useThrottled(tasks.reload, 1000);
@@ -149,7 +151,14 @@ export default function TasksPage() {
                     </a>
                     {t.correlationKey && <div class="muted">{t.correlationKey}</div>}
                   </td>
-                  <td>{t.assignee ?? <span class="muted">anyone</span>}</td>
+                  <td>
+                    {t.assignee ?? <span class="muted">anyone</span>}
+                    {t.claim !== null && (
+                      <div class={t.claim.by === me ? 'muted' : 'tag wait-person'}>
+                        {`claimed by ${claimWords(t.claim.by, me, t.claim.name)}`}
+                      </div>
+                    )}
+                  </td>
                   <td>
                     <time dateTime={t.waitingSince} title={formatTime(t.waitingSince)}>
                       {formatDuration(Math.max(0, now - Date.parse(t.waitingSince)))}
@@ -178,6 +187,7 @@ export default function TasksPage() {
             processInstanceId={open.processInstanceId}
             nodeId={open.nodeId}
             {...(openTask && { dueAt: openTask.dueAt })}
+            {...(openTask?.claim && { claimedByName: openTask.claim.name })}
             mayExecute={mayExecute}
             onAnswered={tasks.reload}
             onClose={() => location.route(`/tasks${taskFiltersToQuery(filters)}`)}

@@ -19,7 +19,7 @@ import type { DurableStore } from '../store/store.js';
 import type { ExecutionQuery } from './execution-filter.js';
 import { listExecutions, type ExecutionPage } from './execution-list.js';
 import { groupFailures, type FailureQuery } from './failures.js';
-import type { FailureGroups } from '../../shared/api/index.js';
+import type { FailureGroups, TaskAction } from '../../shared/api/index.js';
 import type { EngineEvents } from './engine-events.js';
 import type { PublishRequest } from './event-delivery.js';
 import { executionSources, failureSources, findInstance, listInstances, runningInstance } from './queries.js';
@@ -155,18 +155,20 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   }
 
   /**
-   * Submits input to a waiting input node or user task; `by` (api/caller.ts, actorOf) is kept
-   * on the node as `answeredBy`. Throws INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING,
-   * NODE_NOT_WAITING, VALIDATION_ERROR (422, the node keeps waiting). With `handOff`, resolves
+   * Submits input to a waiting input node or user task, or claims or unclaims it; `by`
+   * (api/caller.ts, actorOf) is kept on the node as `answeredBy` or `claimedBy`. Throws
+   * INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING, NODE_NOT_WAITING, TASK_CLAIMED, VALIDATION_ERROR (422, the node keeps waiting). With `handOff`, resolves
    * once the answer is taken and gives it the step's durability to wait for (api/durable-reply.ts).
    */
   async submitTask(
     req: OrganizationScope & {
       processInstanceId: string;
       nodeId: string;
-      action: 'COMPLETE' | 'CANCEL';
+      action: TaskAction;
       data?: Record<string, unknown>;
       by?: string;
+      /** Act on a task another person claimed (the caller may: the route checks it). */
+      takeOver?: boolean;
     },
     handOff?: HandOff,
   ): Promise<void> {
@@ -174,7 +176,15 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
       .processInstanceId;
     const { nodeId, action, by } = req;
     const data = req.data ?? {};
-    const input = { kind: 'answer', instanceId: id, nodeId, action, data, ...(by !== undefined && { by }) } as const;
+    const input = {
+      kind: 'answer',
+      instanceId: id,
+      nodeId,
+      action,
+      data,
+      ...(by !== undefined && { by }),
+      ...(req.takeOver === true && { takeOver: true }),
+    } as const;
     await this.parts.runner.run(input, handOff);
   }
 

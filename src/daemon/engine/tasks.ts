@@ -5,6 +5,7 @@ import { nodesAt, type FlowNode } from '../../shared/flow/types.js';
 import { STATUS, type Execution, type NodeInstance, type WfxState } from '../state/state.js';
 import { TaskIndex, taskKey, type TaskRef } from '../state/task-index.js';
 import { MAX_CHILD_DEPTH } from './step/children.js';
+import { ownEntry } from '../../shared/json-object.js';
 
 /** One input node or user task waiting for POST /process/task: the wire's type (shared/api). */
 export type { WaitingTask };
@@ -89,10 +90,24 @@ export function taskOf(
     options: w.options,
     fields: w.fields,
     assignee: w.assignee,
+    claim:
+      node.claimedBy === undefined
+        ? null
+        : { by: node.claimedBy, name: callerName(state, node.claimedBy), at: node.claimedAt! },
     dueAt: dueAt(state, inst, node, timers),
     waitingSince: node.startTime,
     ...(agent && { agent }),
   };
+}
+
+/**
+ * A caller named as actorOf names it (`key:<id>`, `oidc:<subject>`) as a person reads it: the
+ * API key's name (a console session's is its key's), else the token's subject. Pure.
+ */
+export function callerName(state: WfxState, actor: string): string {
+  if (actor.startsWith('key:')) return ownEntry(state.apiKeys, actor.slice(4))?.name ?? actor;
+  if (actor.startsWith('oidc:')) return actor.slice(5);
+  return actor;
 }
 
 /**

@@ -142,6 +142,9 @@ export interface NodeInstance {
   /** Who answered it, an input node or user task (api/caller.ts, actorOf: never a secret), and when (`node.answered`). */
   answeredBy?: string;
   answeredAt?: string;
+  /** Who claimed it, a waiting input node or user task (actorOf), and when (`node.claimed`): only they answer it. */
+  claimedBy?: string;
+  claimedAt?: string;
 }
 
 /** AgentState as the reducer keeps it: lists appended to in place. */

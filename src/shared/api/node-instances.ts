@@ -207,4 +207,7 @@ export interface NodeView {
   readonly answeredBy?: string;
   /** When it was answered (with answeredBy). */
   readonly answeredAt?: string;
+  /** Who claimed it while it waits (POST /process/task CLAIM), as answeredBy names callers, and when; absent: nobody. */
+  readonly claimedBy?: string;
+  readonly claimedAt?: string;
 }

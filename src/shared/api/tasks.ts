@@ -12,17 +12,36 @@ import {
   OrganizationFilter,
 } from './common.js';
 
-/** Body of POST /process/task: complete (with the answer in `data`) or cancel a waiting node. */
+/** What POST /process/task does to a waiting node: answer it (complete, cancel), or claim it for the caller or give it back. */
+export const TASK_ACTIONS = ['COMPLETE', 'CANCEL', 'CLAIM', 'UNCLAIM'] as const;
+export type TaskAction = (typeof TASK_ACTIONS)[number];
+
+/**
+ * Body of POST /process/task: complete (with the answer in `data`) or cancel a waiting node;
+ * claim it (only who claimed it answers it then) or unclaim it. `takeOver`: act on a task
+ * another person claimed (WORKFLOW_PUBLISH).
+ */
 export const TaskAnswerBody = Type.Object(
   {
     processInstanceId: Type.String({ minLength: 1, maxLength: 200 }),
     nodeId: Type.String({ minLength: 1, maxLength: 200 }),
-    action: StringEnum(['COMPLETE', 'CANCEL']),
+    action: StringEnum(TASK_ACTIONS),
     data: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: 'object' })),
+    takeOver: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
 export type TaskAnswerBody = Static<typeof TaskAnswerBody>;
+
+/**
+ * A task's claim: `by` the claimer as the daemon names callers (`key:<id>`, `oidc:<subject>`,
+ * as `answeredBy`), `name` as a person reads it (the API key's name, the token's subject).
+ */
+export interface TaskClaim {
+  readonly by: string;
+  readonly name: string;
+  readonly at: string;
+}
 
 /** What POST /process/task answers (a reply schema). */
 export const TaskAnswered = Answer({ processInstanceId: Type.String(), status: Type.String() });
@@ -59,6 +78,12 @@ export const WaitingTask = Answer({
   options: Nullable<readonly unknown[]>('array', { items: {} }),
   fields: Nullable<readonly FormField[]>('array', { items: { type: 'object', additionalProperties: true } }),
   assignee: NullableString(),
+  /** Who claimed it (POST /process/task CLAIM) and when; null: nobody. Only they answer it, or a caller taking it over. */
+  claim: Nullable<TaskClaim>('object', {
+    properties: { by: { type: 'string' }, name: { type: 'string' }, at: { type: 'string' } },
+    required: ['by', 'name', 'at'],
+    additionalProperties: false,
+  }),
   /** When it stops waiting by itself: the first of its timeout and its timer boundary events not yet fired; null: never. */
   dueAt: NullableString(),
   waitingSince: Type.String(),

@@ -117,7 +117,7 @@ export function TasksTable({ items, selected, now, rows, width }: Props) {
         <Text dimColor>
           {'  '}
           {cut(
-            `${current.nodeType === 'userTask' ? 'user task' : 'input'}: ${current.formTitle ?? current.nodeName}${current.assignee ? ` · for ${current.assignee}` : ''}${current.agent ? ` · agent ${current.agent.nodeName} (${current.agent.tool})` : ''}${current.dueAt && !cols.due ? ` · due ${countdown(current.dueAt, now)}` : ''}`,
+            `${current.nodeType === 'userTask' ? 'user task' : 'input'}: ${current.formTitle ?? current.nodeName}${current.assignee ? ` · for ${current.assignee}` : ''}${current.claim ? ` · claimed by ${current.claim.name}` : ''}${current.agent ? ` · agent ${current.agent.nodeName} (${current.agent.tool})` : ''}${current.dueAt && !cols.due ? ` · due ${countdown(current.dueAt, now)}` : ''}`,
             Math.max(10, width - 2),
           )}
         </Text>

@@ -1,5 +1,6 @@
 import { useInput, type Key } from 'ink';
 import { useEffect, useReducer, useRef } from 'react';
+import type { TaskAction } from '../../shared/api/index.js';
 import { WfxError } from '../../shared/errors.js';
 import { errorText } from '../error-text.js';
 import {
@@ -19,7 +20,7 @@ import type { Task } from './use-tasks.js';
 export type SubmitTask = (body: {
   processInstanceId: string;
   nodeId: string;
-  action: 'COMPLETE' | 'CANCEL';
+  action: TaskAction;
   data?: Record<string, unknown>;
 }) => Promise<unknown>;
 

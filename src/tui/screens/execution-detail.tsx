@@ -39,6 +39,8 @@ export function waitingTask(e: Execution): Task | null {
     options: w.options,
     fields: w.fields,
     assignee: w.assignee,
+    // The execution names its claimer as the daemon does (`key:<id>`): the tasks list has the name.
+    claim: n.claimedBy === undefined ? null : { by: n.claimedBy, name: n.claimedBy, at: n.claimedAt ?? '' },
     dueAt: w.dueAt,
     waitingSince: n.startTime,
   };

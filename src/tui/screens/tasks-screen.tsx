@@ -18,7 +18,8 @@ const taskKey = (t: Task) => `${t.processInstanceId}|${t.nodeInstanceId}`;
 
 /**
  * The waiting tasks screen: every input node and user task waiting in the organization, read
- * again as executions change; enter opens one to answer it with a form for its input type.
+ * again as executions change; enter opens one to answer it with a form for its input type; `c`
+ * claims the selected one, or gives back one claimed (the daemon refuses another's: TASK_CLAIMED).
  * `submit` replaces POST /process/task (tests).
  */
 export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask; readonly upload?: UploadFile }) {
@@ -56,6 +57,18 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask;
         copy(current.processInstanceId);
         return setNotice(`copied ${current.processInstanceId} (the execution that waits)`);
       }
+      if (input === 'c' && current) {
+        const action = current.claim === null ? 'CLAIM' : 'UNCLAIM';
+        const what = `${current.nodeName} of ${current.processInstanceId}`;
+        submit({ processInstanceId: current.processInstanceId, nodeId: current.nodeId, action }).then(
+          () => {
+            setNotice(`${action === 'CLAIM' ? 'claimed' : 'unclaimed'} ${what}`);
+            reload();
+          },
+          (err: Error) => setNotice(`not ${action === 'CLAIM' ? 'claimed' : 'unclaimed'}: ${err.message}`),
+        );
+        return;
+      }
       // Functional updates with the count from the ref: keys faster than paints each move one.
       setSelected((s) => moveCursor(s, count, input, key));
       if (key.return && current) {
@@ -85,7 +98,15 @@ export function TasksScreen(props: ScreenProps & { readonly submit?: SubmitTask;
       <TasksTable items={items} selected={at} now={now} rows={Math.max(3, rows - 5)} width={width} />
       {error && <Text color="yellow">cannot read the tasks: {error.text}</Text>}
       {notice && <Text dimColor>{notice}</Text>}
-      <KeyBar keys={[['↑↓', 'move'], ['enter', 'answer'], ['y', 'copy id'], ...SHELL_KEYS]} />
+      <KeyBar
+        keys={[
+          ['↑↓', 'move'],
+          ['enter', 'answer'],
+          ['c', list[at]?.claim ? 'unclaim' : 'claim'],
+          ['y', 'copy id'],
+          ...SHELL_KEYS,
+        ]}
+      />
     </Box>
   );
 }

@@ -62,6 +62,18 @@ t.test(
     t.equal((await run(['task', 'complete', ask, 'ask', '--set', 'inputValue=3'])).code, 0);
     t.notMatch((await run(['task', 'list'])).stdout, ask, 'answered: no longer listed');
 
+    // Claimed: the list names who in a CLAIMED BY column, show says it, unclaim gives it back.
+    const claim = await run(['task', 'claim', review]);
+    t.equal(claim.code, 0, claim.stderr);
+    t.equal(claim.stdout, `${review} review claimed\n`);
+    t.equal((await run(['task', 'claim', review, 'review'])).code, 0, 'claiming it again is no error');
+    const claimedList = (await run(['task', 'list'])).stdout.trimEnd().split('\n');
+    t.match(claimedList[0], /^ID\s+NODE\s+INPUT\s+FLOW\s+WAITING SINCE\s+DUE\s+CLAIMED BY\s+FIELDS\s+TITLE$/);
+    t.match(claimedList[1], new RegExp(`^${review}\\s+review\\s+.*\\s+\\S+\\s+ok:boolean\\s+Review it$`));
+    t.match((await run(['task', 'show', review])).stdout, /, claimed by key:\S+\n/, 'show says who claimed it');
+    t.equal((await run(['task', 'unclaim', review])).stdout, `${review} review unclaimed\n`);
+    t.notMatch((await run(['task', 'list'])).stdout, /CLAIMED BY/, 'given back: no column');
+
     const unknown = await run(['task', 'list', '--flow', '00000000-0000-4000-8000-000000000000']);
     t.equal(unknown.code, 1, 'an unknown flow: the command failed');
     t.match(unknown.stderr, /^PROCESS_NOT_FOUND: no flow 00000000-0000-4000-8000-000000000000/);

@@ -84,6 +84,7 @@ t.test(
         { name: 'size', type: 'select', options: ['S', 'M', 'L'] },
       ],
       assignee: null,
+      claim: null,
       dueAt: new Date(Date.parse(a.startTime) + 30 * 60_000).toISOString(),
       waitingSince: a.startTime,
     });
@@ -240,4 +241,43 @@ t.test('a COMPLETE that does not fit is 422 with each problem by field in detail
   const details = res.json().details as { problems: string[]; fields: Record<string, string> };
   t.same(Object.keys(details.fields).sort(), ['approve', 'size'], 'one entry per field in trouble');
   t.equal(details.problems.length, 2, 'problems kept');
+});
+
+t.test('POST /process/task CLAIM: the others are refused TASK_CLAIMED, a developer may take it over', async (t) => {
+  const h = await apiHarness(t);
+  const ada = await h.key('operator', 'acme', { name: 'Ada' });
+  const bob = await h.key('operator', 'acme', { name: 'Bob' });
+  const dev = await h.key('developer', 'acme');
+  const review = await h.publish(REVIEW_FLOW, { organization: 'acme' });
+  const id = (await h.start(review, { what: 'the contract', who: 'ann' }, { organization: 'acme' })).processInstanceId;
+  const post = (key: typeof ada, action: string, extra: Record<string, unknown> = {}) =>
+    h.call(key, {
+      method: 'POST',
+      url: '/process/task',
+      payload: { processInstanceId: id, nodeId: 'review', action, data: { ok: true }, ...extra },
+    });
+  const claimed = await post(ada, 'CLAIM');
+  t.equal(claimed.statusCode, 200);
+  t.same(claimed.json(), { processInstanceId: id, status: 'claimed' });
+  const listed = (await h.call(ada, { method: 'GET', url: '/process/tasks' })).json() as Page;
+  t.match(listed.items[0], { assignee: 'ann', claim: { by: `key:${ada.keyId}`, name: 'Ada' } }, 'the list names who');
+  const refused = await post(bob, 'COMPLETE');
+  t.equal(refused.statusCode, 409);
+  t.match(refused.json(), { error: 'TASK_CLAIMED', details: { claimedBy: `key:${ada.keyId}` } });
+  const notAllowed = await post(bob, 'COMPLETE', { takeOver: true });
+  t.equal(notAllowed.statusCode, 403, 'an operator may not take it over');
+  t.equal(notAllowed.json().error, 'FORBIDDEN');
+  const view = (await h.call(ada, { method: 'GET', url: `/process/instance/${id}` })).json() as {
+    nodes: Array<{ nodeId: string; claimedBy?: string; claimedAt?: string }>;
+  };
+  t.match(
+    view.nodes.find((n) => n.nodeId === 'review'),
+    { claimedBy: `key:${ada.keyId}`, claimedAt: /^\d{4}-/ },
+    'the execution says who claimed it',
+  );
+  const taken = await post(dev, 'COMPLETE', { takeOver: true });
+  t.equal(taken.statusCode, 200, 'a developer takes it over');
+  t.equal(taken.json().status, 'resumed');
+  const bad = await post(ada, 'ASSIGN');
+  t.equal(bad.statusCode, 400, 'an unknown action');
 });

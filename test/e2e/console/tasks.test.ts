@@ -371,6 +371,48 @@ t.test('tasks in the console, end to end', { skip: CHROMIUM_SKIP }, async (t) =>
     await ended(runId);
   });
 
+  await t.test('a task claimed: Claim and Unclaim, and one another person claimed is closed', async (t) => {
+    const mine = await start(REVIEW, 'contract-6');
+    await page.goto(`${url}/tasks/${mine}/review`);
+    const panel = page.locator('.task-panel');
+    await panel.getByRole('button', { name: 'Claim' }).click();
+    await panel.getByRole('button', { name: 'Unclaim' }).waitFor();
+    t.match(await panel.locator('.task-facts').textContent(), /Claimedyou/, 'claimed by you');
+    const view = (await api('GET', `/process/instance/${mine}`)).body as { nodes: Array<{ claimedBy?: string }> };
+    t.ok(
+      view.nodes.some((n) => n.claimedBy?.startsWith('key:')),
+      'the daemon holds the claim',
+    );
+    await panel.getByRole('button', { name: 'Unclaim' }).click();
+    await panel.getByRole('button', { name: 'Claim' }).waitFor();
+    t.match(await panel.locator('.task-facts').textContent(), /Claimednobody/, 'given back');
+
+    // Claimed by Ada (another key): the inbox and the panel say so, and the form is closed.
+    const ada = (await api('POST', '/admin/api-keys', { name: 'Ada', organization: 'default', role: 'operator' })).body
+      .apiKey as string;
+    const theirs = await start(REVIEW, 'contract-7');
+    const claimed = await callDaemon(url, ada, 'POST', '/process/task', {
+      processInstanceId: theirs,
+      nodeId: 'review',
+      action: 'CLAIM',
+    });
+    t.equal(claimed.status, 200);
+    await page.goto(`${url}/tasks/${theirs}/review`);
+    await panel.getByText('Ada claimed this task: only they answer it, unless they unclaim it.').waitFor();
+    t.equal(await panel.getByRole('button', { name: 'Complete' }).count(), 0, 'no Complete');
+    t.equal(await panel.getByRole('button', { name: 'Claim' }).count(), 0, 'no Claim');
+    const row = page.locator('table.tasks tr', { hasText: 'contract-7' });
+    t.match(await row.textContent(), /claimed by Ada/, 'the inbox says who has it');
+    t.same(await axeCheck(page), [], 'a task claimed by another: no serious accessibility violation');
+    await callDaemon(url, ada, 'POST', '/process/task', {
+      processInstanceId: theirs,
+      nodeId: 'review',
+      action: 'COMPLETE',
+      data: { ok: true },
+    });
+    await ended(theirs);
+  });
+
   await t.test('a run waiting for a person: marked and filtered in the list, its banner answers it', async (t) => {
     const runId = await start(REVIEW, 'contract-3');
     await page.goto(`${url}/executions?processId=${REVIEW}`);

@@ -91,6 +91,7 @@ export function instanceResource(inst: Execution, queuedAhead?: number | null): 
       ...(n.agent && { agent: n.agent }),
       ...(n.attempts !== undefined && { attempts: n.attempts }),
       ...(n.answeredBy !== undefined && { answeredBy: n.answeredBy, answeredAt: n.answeredAt }),
+      ...(n.claimedBy !== undefined && { claimedBy: n.claimedBy, claimedAt: n.claimedAt }),
     })),
     ...(inst.usage && { usage: inst.usage }),
     ...(inst.retries && { retries: inst.retries }),
@@ -113,15 +114,19 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
     config: { auth: { permission: 'WORKFLOW_EXECUTE' } },
     schema: {
       tags: ['executions'],
-      summary: 'Answer a waiting input node or user task',
+      summary: 'Answer, claim or unclaim a waiting input node or user task',
       body: TaskAnswerBody,
       response: { 200: TaskAnswered, 422: ErrorRef, ...ERROR_REPLIES },
     },
     handler: async (request) => {
       const caller = request.caller!;
       const by = actorOf(caller);
+      if (request.body.takeOver === true && !caller.permissions.has('WORKFLOW_PUBLISH'))
+        throw new WfxError('FORBIDDEN', 'taking over a task another person claimed needs WORKFLOW_PUBLISH');
       await engine.submitTask({ organization: caller.organization, ...request.body, by }, handOverTo(request));
-      return { processInstanceId: request.body.processInstanceId, status: 'resumed' };
+      const action = request.body.action;
+      const status = action === 'CLAIM' ? 'claimed' : action === 'UNCLAIM' ? 'unclaimed' : 'resumed';
+      return { processInstanceId: request.body.processInstanceId, status };
     },
   });
 

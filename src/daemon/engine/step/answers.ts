@@ -3,6 +3,7 @@
  * step, on the execution as it is now (another call may have resumed or ended it since the
  * caller looked, and a committed step replaces the execution's object: state/draft/).
  */
+import type { TaskAction } from '../../../shared/api/index.js';
 import { WfxError } from '../../../shared/errors.js';
 import { fileIdOf } from '../../../shared/file-ref.js';
 import { validateTaskData } from '../../../shared/input-data.js';
@@ -17,15 +18,19 @@ export interface AnswerInput {
   readonly kind: 'answer';
   readonly instanceId: string;
   readonly nodeId: string;
-  readonly action: 'COMPLETE' | 'CANCEL';
+  /** COMPLETE or CANCEL answer it; CLAIM and UNCLAIM say who answers it (`by`). */
+  readonly action: TaskAction;
   readonly data: Record<string, unknown>;
   /** Who answers (api/caller.ts, actorOf), kept on the node (`node.answered`); absent: not recorded. */
   readonly by?: string;
+  /** Acts on a task another person claimed (the caller may publish flows: the route checks it). */
+  readonly takeOver?: boolean;
 }
 
 /**
- * Resumes the input node or user task `nodeId` waiting in the execution with the answer.
- * Throws INSTANCE_NOT_RUNNING, NODE_NOT_WAITING, VALIDATION_ERROR (422, the node keeps waiting).
+ * Resumes the input node or user task `nodeId` waiting in the execution with the answer, or
+ * claims it for `by` or gives it back. Throws INSTANCE_NOT_RUNNING, NODE_NOT_WAITING,
+ * TASK_CLAIMED (another person claimed it), VALIDATION_ERROR (422, the node keeps waiting).
  */
 export function answer(s: Step, input: AnswerInput): void {
   const id = input.instanceId;
@@ -35,6 +40,19 @@ export function answer(s: Step, input: AnswerInput): void {
   );
   if (!ni || ni.wait?.kind !== 'input')
     throw new WfxError('NODE_NOT_WAITING', `node ${input.nodeId} of ${id} is not waiting for input`);
+  const claimedBy = ni.claimedBy;
+  if (claimedBy !== undefined && claimedBy !== input.by && input.takeOver !== true)
+    throw new WfxError(
+      'TASK_CLAIMED',
+      `task ${input.nodeId} of ${id} is claimed by ${claimedBy} (since ${ni.claimedAt ?? '?'}): only they answer it`,
+      { details: { claimedBy, claimedAt: ni.claimedAt ?? null } },
+    );
+  if (input.action === 'CLAIM' || input.action === 'UNCLAIM') {
+    const by = input.action === 'CLAIM' ? (input.by ?? null) : null;
+    if (by !== (claimedBy ?? null))
+      s.emit({ type: 'node.claimed', instanceId: id, nodeInstanceId: ni.id, by, at: s.at });
+    return;
+  }
   const { data } = input;
   if (input.action === 'COMPLETE') validateTaskData(ni.wait, data);
   const given =

@@ -58,6 +58,14 @@ export type NodeWaitRecord =
       readonly by: string;
       readonly at: string;
     }
+  /** A waiting input node or user task is claimed by `by` (api/caller.ts, actorOf), or given back (`by` null). */
+  | {
+      readonly type: 'node.claimed';
+      readonly instanceId: string;
+      readonly nodeInstanceId: string;
+      readonly by: string | null;
+      readonly at: string;
+    }
   /** A waiting node goes back to work outside the step (a callAgent's next model turn): Active again. */
   | {
       readonly type: 'node.working';
@@ -141,6 +149,17 @@ export const nodeWaitHandlers: Handlers<NodeWaitRecord> = {
     if (!node) return;
     node.answeredBy = r.by;
     node.answeredAt = r.at;
+  },
+  'node.claimed': (state, r) => {
+    const node = execution(state, r.instanceId)?.nodes[r.nodeInstanceId];
+    if (!node) return;
+    if (r.by === null) {
+      delete node.claimedBy;
+      delete node.claimedAt;
+    } else {
+      node.claimedBy = r.by;
+      node.claimedAt = r.at;
+    }
   },
   'node.working': (state, r) => {
     const inst = execution(state, r.instanceId);

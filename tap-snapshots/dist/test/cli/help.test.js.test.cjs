@@ -1802,6 +1802,8 @@ Options:
   --data <json>      the input: a JSON object, or @file (default: "{}")
   --set <key=value>  one field (typed; dotted keys nest); repeatable (default:
                      [])
+  --take-over        act on a task another person claimed (needs
+                     WORKFLOW_PUBLISH)
   -h, --help         display help for command
 
 Example:
@@ -1824,6 +1826,8 @@ Options:
   --data <json>      the input: a JSON object, or @file (default: "{}")
   --set <key=value>  one field (typed; dotted keys nest); repeatable (default:
                      [])
+  --take-over        act on a task another person claimed (needs
+                     WORKFLOW_PUBLISH)
   -h, --help         display help for command
 
 Example:
