@@ -85,6 +85,7 @@ t.test('npm pack, npm install -g of the tarball, then wfx works with nothing ext
       prefix,
       '--prefer-offline',
       '--omit=optional',
+      '--ignore-scripts',
       '--no-audit',
       '--no-fund',
       join(dir, 'pack', info!.filename),
@@ -94,6 +95,7 @@ t.test('npm pack, npm install -g of the tarball, then wfx works with nothing ext
   );
   t.equal(installed.code, 0, `npm install -g: ${installed.stderr}`);
   t.notMatch(installed.stderr, /EBADENGINE/, 'no dependency refuses this Node');
+  t.notMatch(installed.stderr, /install-scripts|allow-scripts/, "the README's command: npm asks to allow no script");
   const bin = join(prefix, 'bin', 'wfx');
   const wfx = (...args: string[]) => exec(bin, args, join(dir, 'project'), env);
 
