@@ -164,51 +164,71 @@ async function measure(
       ['a page halfway down by its cursor', `${list}&cursor=${deep}`],
       [`GET /process/failures: the ${seeded.failed} failed ones grouped (groups)`, '/process/failures'],
     ];
-    const out: ListCase[] = [];
-    for (const [what, query] of cases) {
-      const first = await get(query);
-      const times: number[] = [];
-      for (let i = 0; i < REPEAT; i++) times.push((await get(query)).ms);
-      times.sort((a, b) => a - b);
-      const at = (p: number) => times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)]!;
-      out.push({ what, items: first.items, firstMs: first.ms, p50: at(0.5), p95: at(0.95), max: times.at(-1)! });
-    }
-    return { seedSeconds: seeded.seconds, cases: out };
+    return { seedSeconds: seeded.seconds, cases: await timeCases(get, cases, REPEAT) };
   } finally {
     await daemon.stop();
   }
 }
 
-/** Times the cases on the JSON store, then on PostgreSQL where it is installed. */
-export async function runExecutionsBench(): Promise<ExecutionsBench> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'wfx-bench-executions-'));
-  let files: StoreFigures;
+/**
+ * Each case asked once, then REPEAT times more, one request at a time: the first's time and
+ * items, and the percentiles of the rest.
+ */
+export async function timeCases(
+  get: (query: string) => Promise<{ ms: number; items: number }>,
+  cases: ReadonlyArray<readonly [what: string, query: string]>,
+  repeat: number,
+): Promise<ListCase[]> {
+  const out: ListCase[] = [];
+  for (const [what, query] of cases) {
+    const first = await get(query);
+    const times: number[] = [];
+    for (let i = 0; i < repeat; i++) times.push((await get(query)).ms);
+    times.sort((a, b) => a - b);
+    const at = (p: number) => times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)]!;
+    out.push({ what, items: first.items, firstMs: first.ms, p50: at(0.5), p95: at(0.95), max: times.at(-1)! });
+  }
+  return out;
+}
+
+/**
+ * `measure` on a data directory of the JSON store, then on PostgreSQL where it is installed (a
+ * cluster of its own; `storeArgs` name it to the daemon). Each directory is removed after.
+ */
+export async function onEachStore<T>(
+  name: string,
+  measure: (dataDir: string, open: () => Promise<Opened>, storeArgs?: readonly string[]) => Promise<T>,
+): Promise<{ files: T; postgres: T | null }> {
+  const dataDir = await mkdtemp(join(tmpdir(), `wfx-bench-${name}-`));
+  let files: T;
   try {
     files = await measure(dataDir, filesIn(dataDir));
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
-  let postgres: StoreFigures | null = null;
-  if (HAVE_POSTGRES) {
-    const cluster = await startCluster({ fsync: true });
-    const pgDir = await mkdtemp(join(tmpdir(), 'wfx-bench-executions-pg-'));
-    try {
-      const open = async (): Promise<Opened> => {
-        const store = await PgStore.open<WfxState, WfxRecord>({
-          connectionString: cluster.url,
-          owner: 'bench-seed',
-          ...WFX_STORE,
-          shared: WFX_COMMONS,
-        });
-        return { store, history: store.history() };
-      };
-      postgres = await measure(pgDir, open, ['--store', cluster.url]);
-    } finally {
-      cluster.stop();
-      await rm(pgDir, { recursive: true, force: true });
-    }
+  if (!HAVE_POSTGRES) return { files, postgres: null };
+  const cluster = await startCluster({ fsync: true });
+  const pgDir = await mkdtemp(join(tmpdir(), `wfx-bench-${name}-pg-`));
+  try {
+    const open = async (): Promise<Opened> => {
+      const store = await PgStore.open<WfxState, WfxRecord>({
+        connectionString: cluster.url,
+        owner: 'bench-seed',
+        ...WFX_STORE,
+        shared: WFX_COMMONS,
+      });
+      return { store, history: store.history() };
+    };
+    return { files, postgres: await measure(pgDir, open, ['--store', cluster.url]) };
+  } finally {
+    cluster.stop();
+    await rm(pgDir, { recursive: true, force: true });
   }
-  return { executions: EXECUTIONS, buckets: DAYS, files, postgres };
+}
+
+/** Times the cases on the JSON store, then on PostgreSQL where it is installed. */
+export async function runExecutionsBench(): Promise<ExecutionsBench> {
+  return { executions: EXECUTIONS, buckets: DAYS, ...(await onEachStore('executions', measure)) };
 }
 
 /** The figures as the markdown of docs/benchmarks/executions.md. */

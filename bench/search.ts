@@ -9,22 +9,14 @@
  * an ended one three days back, a customer's newest page, an order id nothing has; and beside
  * them the same ended one by its correlation key, a filter with no index of its own.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { newApiKey } from '../src/daemon/auth/api-keys.js';
 import { Engine } from '../src/daemon/engine/engine.js';
 import { publishFlow } from '../src/daemon/flows/publish.js';
-import { WFX_COMMONS } from '../src/daemon/state/commons.js';
-import { WFX_STORE, type WfxRecord } from '../src/daemon/state/records.js';
-import type { WfxState } from '../src/daemon/state/state.js';
-import { PgStore } from '../src/daemon/store/pg/pg-store.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
-import { HAVE_POSTGRES, startCluster } from '../test/helpers/postgres.js';
 import { inCallers } from './callers.js';
 import { startBenchDaemon, UNPACED_LIMITS } from './daemon.js';
-import { filesIn, type Opened } from './executions.js';
+import { onEachStore, timeCases, type ListCase, type Opened } from './executions.js';
 import { rss } from './http.js';
 import { machineLine, writeSection } from './report.js';
 
@@ -93,21 +85,11 @@ async function seed(open: () => Promise<Opened>): Promise<{ apiKey: string; seco
   return { apiKey: made.apiKey, seconds: (performance.now() - t0) / 1000 };
 }
 
-/** One case's times, in ms: the first request, then the percentiles of the REPEAT after it. */
-interface SearchCase {
-  readonly what: string;
-  readonly items: number;
-  readonly firstMs: number;
-  readonly p50: number;
-  readonly p95: number;
-  readonly max: number;
-}
-
 interface StoreFigures {
   readonly seedSeconds: number;
   /** The daemon's RSS once the cases ran (MiB). */
   readonly rssMiB: number;
-  readonly cases: readonly SearchCase[];
+  readonly cases: readonly ListCase[];
 }
 
 export interface SearchBench {
@@ -148,15 +130,7 @@ async function measure(
       ['where=orderId= (no execution has it)', where('orderId=none')],
       ['beside them: correlationKey= (the same ended one; no index)', `${list}&correlationKey=k-${ended}`],
     ];
-    const out: SearchCase[] = [];
-    for (const [what, query] of cases) {
-      const first = await get(query);
-      const times: number[] = [];
-      for (let i = 0; i < REPEAT; i++) times.push((await get(query)).ms);
-      times.sort((a, b) => a - b);
-      const at = (p: number) => times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)]!;
-      out.push({ what, items: first.items, firstMs: first.ms, p50: at(0.5), p95: at(0.95), max: times.at(-1)! });
-    }
+    const out = await timeCases(get, cases, REPEAT);
     return { seedSeconds: seeded.seconds, rssMiB: (await rss(daemon.pid)) / 2 ** 20, cases: out };
   } finally {
     await daemon.stop();
@@ -165,40 +139,13 @@ async function measure(
 
 /** Times the cases on the JSON store, then on PostgreSQL where it is installed. */
 export async function runSearchBench(): Promise<SearchBench> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'wfx-bench-search-'));
-  let files: StoreFigures;
-  try {
-    files = await measure(dataDir, filesIn(dataDir));
-  } finally {
-    await rm(dataDir, { recursive: true, force: true });
-  }
-  let postgres: StoreFigures | null = null;
-  if (HAVE_POSTGRES) {
-    const cluster = await startCluster({ fsync: true });
-    const pgDir = await mkdtemp(join(tmpdir(), 'wfx-bench-search-pg-'));
-    try {
-      const open = async (): Promise<Opened> => {
-        const store = await PgStore.open<WfxState, WfxRecord>({
-          connectionString: cluster.url,
-          owner: 'bench-seed',
-          ...WFX_STORE,
-          shared: WFX_COMMONS,
-        });
-        return { store, history: store.history() };
-      };
-      postgres = await measure(pgDir, open, ['--store', cluster.url]);
-    } finally {
-      cluster.stop();
-      await rm(pgDir, { recursive: true, force: true });
-    }
-  }
-  return { executions: EXECUTIONS, waiting: WAITING, files, postgres };
+  return { executions: EXECUTIONS, waiting: WAITING, ...(await onEachStore('search', measure)) };
 }
 
 /** The figures as the markdown of docs/benchmarks/search-attributes.md. */
 export function formatSearchBench(r: SearchBench): string {
   const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
-  const cell = (c: SearchCase | undefined) =>
+  const cell = (c: ListCase | undefined) =>
     c === undefined ? 'not measured' : `${ms(c.firstMs)} ms; **${ms(c.p50)}** / **${ms(c.p95)}** / ${ms(c.max)} ms`;
   const seeded = `${r.files.seedSeconds.toFixed(0)} s${r.postgres ? `, ${r.postgres.seedSeconds.toFixed(0)} s on PostgreSQL` : ''}`;
   const rssText = `${r.files.rssMiB.toFixed(0)} MiB${r.postgres ? `, ${r.postgres.rssMiB.toFixed(0)} MiB on PostgreSQL` : ''}`;
