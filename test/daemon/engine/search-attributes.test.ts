@@ -80,6 +80,16 @@ for (const cold of [false, true]) {
       bulk.items.map((i) => i.search),
       [{ orderId: 'A-1002', verdict: 'approve' }],
     );
+
+    // A replay is found by what the execution it replays is about.
+    const replay = await h.engine.replay({
+      organization: null,
+      processInstanceId: ids[1]!,
+      nodeId: 'review',
+      by: 'key:test',
+    });
+    t.same(replay.search, { orderId: 'A-1002', verdict: 'approve' }, 'a replay keeps the attributes');
+    t.same(await where(['orderId', 'A-1002']), [replay.processInstanceId, ids[1]]);
   });
 }
 

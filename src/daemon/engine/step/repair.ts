@@ -165,6 +165,8 @@ export function replay(s: Step, input: Extract<RepairInput, { kind: 'replay' }>)
       parentInstanceId: null,
       variables,
       replayOf: { processInstanceId: id, nodeId, by: input.by },
+      // Found by what the execution it replays is about; its nodes may update them.
+      ...(original.search !== undefined && { search: original.search }),
     },
     nodeId,
   );
