@@ -375,7 +375,7 @@ t.test('tasks in the console, end to end', { skip: CHROMIUM_SKIP }, async (t) =>
     const mine = await start(REVIEW, 'contract-6');
     await page.goto(`${url}/tasks/${mine}/review`);
     const panel = page.locator('.task-panel');
-    await panel.getByRole('button', { name: 'Claim' }).click();
+    await panel.getByRole('button', { name: 'Claim', exact: true }).click();
     await panel.getByRole('button', { name: 'Unclaim' }).waitFor();
     t.match(await panel.locator('.task-facts').textContent(), /Claimedyou/, 'claimed by you');
     const view = (await api('GET', `/process/instance/${mine}`)).body as { nodes: Array<{ claimedBy?: string }> };
@@ -384,7 +384,8 @@ t.test('tasks in the console, end to end', { skip: CHROMIUM_SKIP }, async (t) =>
       'the daemon holds the claim',
     );
     await panel.getByRole('button', { name: 'Unclaim' }).click();
-    await panel.getByRole('button', { name: 'Claim' }).waitFor();
+    await panel.getByRole('button', { name: 'Claim', exact: true }).waitFor();
+    await panel.locator('.task-facts').getByText('nobody', { exact: true }).waitFor();
     t.match(await panel.locator('.task-facts').textContent(), /Claimednobody/, 'given back');
 
     // Claimed by Ada (another key): the inbox and the panel say so, and the form is closed.
@@ -400,7 +401,7 @@ t.test('tasks in the console, end to end', { skip: CHROMIUM_SKIP }, async (t) =>
     await page.goto(`${url}/tasks/${theirs}/review`);
     await panel.getByText('Ada claimed this task: only they answer it, unless they unclaim it.').waitFor();
     t.equal(await panel.getByRole('button', { name: 'Complete' }).count(), 0, 'no Complete');
-    t.equal(await panel.getByRole('button', { name: 'Claim' }).count(), 0, 'no Claim');
+    t.equal(await panel.getByRole('button', { name: 'Claim', exact: true }).count(), 0, 'no Claim');
     const row = page.locator('table.tasks tr', { hasText: 'contract-7' });
     t.match(await row.textContent(), /claimed by Ada/, 'the inbox says who has it');
     t.same(await axeCheck(page), [], 'a task claimed by another: no serious accessibility violation');
