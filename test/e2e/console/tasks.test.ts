@@ -422,9 +422,15 @@ t.test('tasks in the console, end to end', { skip: CHROMIUM_SKIP }, async (t) =>
     t.pass('the list says where it waits, not only that it runs');
     await page.getByLabel('Waiting').selectOption('person');
     await page.waitForURL((u) => u.searchParams.get('waiting') === 'person');
-    await row.waitFor();
-    const listed = await page.locator('tr[data-row]').allTextContents();
-    t.ok(listed.length > 0 && listed.every((r) => /waiting for a person/.test(r)), 'the filter keeps only such runs');
+    // The unfiltered rows stay until the filtered list is read: wait for it.
+    const listed = await eventually('the filtered list', async () => {
+      const rows = await page.locator('tr[data-row]').allTextContents();
+      return rows.length > 0 && rows.every((r) => /waiting for a person/.test(r)) && rows;
+    });
+    t.ok(
+      listed.some((r) => r.includes(runId)),
+      'the filter keeps only such runs, this one among them',
+    );
     t.same(await axeCheck(page), [], 'the filtered list: no serious accessibility violation');
 
     await row.click();
