@@ -233,20 +233,32 @@ export async function runExecutionsBench(): Promise<ExecutionsBench> {
 
 /** The figures as the markdown of docs/benchmarks/executions.md. */
 export function formatExecutionsBench(r: ExecutionsBench): string {
-  const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
-  const cell = (c: ListCase | undefined) =>
-    c === undefined ? 'not measured' : `${ms(c.firstMs)} ms; **${ms(c.p50)}** / **${ms(c.p95)}** / ${ms(c.max)} ms`;
   const seeded = `${r.files.seedSeconds.toFixed(0)} s${r.postgres ? `, ${r.postgres.seedSeconds.toFixed(0)} s on PostgreSQL` : ''}`;
   const lines = [
     `${r.executions.toLocaleString('en')} executions of one flow (${WAITING.toLocaleString('en')} waiting, live; the rest in history over ${r.buckets} day buckets), written by the engine (${seeded}); a daemon started on them; GET /process/instances over HTTP with an organization's viewer key, one request at a time: the first request, then p50 / p95 / max of ${REPEAT} more.`,
     '',
-    '| GET /process/instances (limit 50), then /process/failures | items | JSON store | PostgreSQL |',
-    '|---|---|---|---|',
+    ...casesTable('GET /process/instances (limit 50), then /process/failures', r.files.cases, r.postgres?.cases),
   ];
-  r.files.cases.forEach((c, i) =>
-    lines.push(`| ${c.what} | ${c.items} | ${cell(c)} | ${cell(r.postgres?.cases[i])} |`),
-  );
   return lines.join('\n');
+}
+
+/**
+ * The cases of both stores as a markdown table under `heading`: items, then each store's first
+ * request and its p50 / p95 / max (`not measured` where PostgreSQL is not installed). Pure.
+ */
+export function casesTable(
+  heading: string,
+  files: readonly ListCase[],
+  postgres: readonly ListCase[] | undefined,
+): string[] {
+  const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
+  const cell = (c: ListCase | undefined) =>
+    c === undefined ? 'not measured' : `${ms(c.firstMs)} ms; **${ms(c.p50)}** / **${ms(c.p95)}** / ${ms(c.max)} ms`;
+  return [
+    `| ${heading} | items | JSON store | PostgreSQL |`,
+    '|---|---|---|---|',
+    ...files.map((c, i) => `| ${c.what} | ${c.items} | ${cell(c)} | ${cell(postgres?.[i])} |`),
+  ];
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -16,7 +16,7 @@ import { publishFlow } from '../src/daemon/flows/publish.js';
 import { validateFlowSource } from '../src/shared/flow/validate.js';
 import { inCallers } from './callers.js';
 import { startBenchDaemon, UNPACED_LIMITS } from './daemon.js';
-import { onEachStore, timeCases, type ListCase, type Opened } from './executions.js';
+import { casesTable, onEachStore, timeCases, type ListCase, type Opened } from './executions.js';
 import { rss } from './http.js';
 import { machineLine, writeSection } from './report.js';
 
@@ -144,20 +144,13 @@ export async function runSearchBench(): Promise<SearchBench> {
 
 /** The figures as the markdown of docs/benchmarks/search-attributes.md. */
 export function formatSearchBench(r: SearchBench): string {
-  const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
-  const cell = (c: ListCase | undefined) =>
-    c === undefined ? 'not measured' : `${ms(c.firstMs)} ms; **${ms(c.p50)}** / **${ms(c.p95)}** / ${ms(c.max)} ms`;
   const seeded = `${r.files.seedSeconds.toFixed(0)} s${r.postgres ? `, ${r.postgres.seedSeconds.toFixed(0)} s on PostgreSQL` : ''}`;
   const rssText = `${r.files.rssMiB.toFixed(0)} MiB${r.postgres ? `, ${r.postgres.rssMiB.toFixed(0)} MiB on PostgreSQL` : ''}`;
   const lines = [
     `${r.executions.toLocaleString('en')} executions of one flow with two search attributes (orderId, each its own; customer, one of ${CUSTOMERS.toLocaleString('en')}): the newest ${r.waiting.toLocaleString('en')} waiting at an input node, the rest in history over ${DAYS} day buckets; written by the engine (${seeded}); a daemon started on them (RSS after the cases: ${rssText}); GET /process/instances (limit 50) over HTTP with an organization's viewer key, one request at a time: the first request, then p50 / p95 / max of ${REPEAT} more.`,
     '',
-    '| GET /process/instances?where= | items | JSON store | PostgreSQL |',
-    '|---|---|---|---|',
+    ...casesTable('GET /process/instances?where=', r.files.cases, r.postgres?.cases),
   ];
-  r.files.cases.forEach((c, i) =>
-    lines.push(`| ${c.what} | ${c.items} | ${cell(c)} | ${cell(r.postgres?.cases[i])} |`),
-  );
   return lines.join('\n');
 }
 
