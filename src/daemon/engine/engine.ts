@@ -157,8 +157,9 @@ export class Engine extends EventEmitter<EngineEvents> implements MovingExecutio
   /**
    * Submits input to a waiting input node or user task, or claims or unclaims it; `by`
    * (api/caller.ts, actorOf) is kept on the node as `answeredBy` or `claimedBy`. Throws
-   * INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING, NODE_NOT_WAITING, TASK_CLAIMED, VALIDATION_ERROR (422, the node keeps waiting). With `handOff`, resolves
-   * once the answer is taken and gives it the step's durability to wait for (api/durable-reply.ts).
+   * INSTANCE_NOT_FOUND, INSTANCE_NOT_RUNNING, NODE_NOT_WAITING, TASK_CLAIMED, VALIDATION_ERROR
+   * (422, the node keeps waiting). With `handOff`, resolves once the answer is taken and gives
+   * it the step's durability to wait for (api/durable-reply.ts).
    */
   async submitTask(
     req: OrganizationScope & {

@@ -91,8 +91,9 @@ const SEARCH_VALUE_TAG_MAX = 64;
 
 /**
  * Search attributes as one tag (history-store.ts's pairs tag): `name=value` pairs in name order,
- * joined by `&`, each value percent-encoded, or `#` and its digest when that is longer than SEARCH_VALUE_TAG_MAX (then
- * a match says "maybe"); '' for none. Names have no character to encode. Pure.
+ * joined by `&`, each value percent-encoded, or `#` and its digest when that is longer than
+ * SEARCH_VALUE_TAG_MAX (then a match says "maybe"); '' for none. Names have no character to
+ * encode. Pure.
  */
 export function searchTag(search: Readonly<Record<string, string>> | undefined): string {
   if (search === undefined) return '';

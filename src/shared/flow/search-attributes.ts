@@ -2,7 +2,7 @@
  * Search attributes: what an execution is about (an order id, a customer), as named text values
  * that lists filter on (`GET /process/instances?where=orderId=A-1002`, `wfx instances list
  * --where`). A flow's `search:` maps each name to a template over the start data, resolved when
- * a top-level execution starts; a node's `search:` resolves over the variables when the node
+ * an execution of it starts (API, trigger, callProcess); a node's `search:` resolves over the variables when the node
  * completes and updates the attributes of the execution it runs in. Pure.
  */
 import { resolveTemplate } from '../expr/template.js';
@@ -11,7 +11,7 @@ import { resolveTemplate } from '../expr/template.js';
 export const SEARCH_NAME_PATTERN = '^[A-Za-z][A-Za-z0-9_.-]{0,39}$';
 const NAME = new RegExp(SEARCH_NAME_PATTERN);
 
-/** The most attributes an execution has. */
+/** The most names one `search:` mapping, or one list's `where`, has. */
 export const SEARCH_MAX_ATTRIBUTES = 16;
 
 /** The longest value kept (characters): a longer one is cut there. */

@@ -21,7 +21,7 @@ import {
   type Writable,
 } from '../../state/state.js';
 import type { Delivery, Outcome, ResumeInput } from '../nodes/handler.js';
-import type { LaunchParams } from './context.js';
+import type { FlowScope, LaunchParams } from './context.js';
 import { StepLedger } from './ledger.js';
 import { fireExecutionTriggers } from './execution-triggers.js';
 import { passSlotOn } from './concurrency.js';
@@ -216,14 +216,15 @@ export abstract class Tokens extends StepLedger {
     ni: NodeInstance,
     outcome: Extract<Outcome, { kind: 'next' | 'end' }>,
   ): void {
-    const search = this.ctx.flowOf(inst).nodes[ni.nodeId]?.search;
+    const flow = this.ctx.flowOf(inst);
+    const search = flow.nodes[ni.nodeId]?.search;
     if (search !== undefined) this.updateSearch(inst, search);
     if (outcome.kind === 'end') {
       if (outcome.terminate) this.finish(inst, STATE.COMPLETED, `terminated by ${ni.nodeId}`);
       return;
     }
     if (outcome.deliver) this.throwEvent(inst, outcome.deliver);
-    this.route(inst, ni, outcome.to);
+    this.route(inst, ni, outcome.to, flow);
   }
 
   /** A completed node's `search:` over the variables now, written when it changes its execution's attributes. */
@@ -232,9 +233,9 @@ export abstract class Tokens extends StepLedger {
     if (next !== null) this.emit({ type: 'instance.searched', instanceId: inst.processInstanceId, search: next });
   }
 
-  /** Moves the token along the edges to `to` (default: every `next`). */
-  private route(inst: Execution, ni: NodeInstance, to: readonly string[] | undefined): void {
-    const { ways, next } = this.ctx.flowOf(inst).graph.routes(ni.nodeId);
+  /** Moves the token along the edges of `flow` (its execution's) to `to` (default: every `next`). */
+  private route(inst: Execution, ni: NodeInstance, to: readonly string[] | undefined, flow: FlowScope): void {
+    const { ways, next } = flow.graph.routes(ni.nodeId);
     if (to === undefined) {
       for (const edge of next) this.enter(inst, edge);
       return;
