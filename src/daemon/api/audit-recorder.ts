@@ -27,6 +27,9 @@ export const AUDIT_EXCLUDED: Readonly<Record<string, string>> = {
     "extends a job's lease every few seconds and changes no outcome: it would drown the trail",
   'POST /admin/webhooks/:name/sign': 'signs a test payload with the secret and changes nothing',
   'POST /admin/ai-providers/:name/test': 'one test call to a model provider; changes nothing',
+  'POST /mcp':
+    'the MCP transport carries many messages; each tools/call, which starts an execution, is recorded by itself (action `POST /mcp tools/call`)',
+  'DELETE /mcp': 'ends an MCP session, which holds nothing but the connection; its calls run on',
   'POST /admin/flows/:processId/coverage':
     "a test run's coverage, kept in memory for the console to draw: changes nothing the daemon runs or keeps",
 };

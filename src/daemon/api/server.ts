@@ -57,6 +57,8 @@ import { installAudit } from './audit-recorder.js';
 import { installDurableReplies } from './durable-reply.js';
 import { auditRoutes } from './routes/audit.js';
 import { projectRoutes } from './routes/project.js';
+import { mcpRoutes } from './routes/mcp.js';
+import { McpSessions } from './mcp/sessions.js';
 import { Catalogue } from '../catalogue/catalogue.js';
 import { nameOperations, openApiDocument } from './operation-ids.js';
 import type { ServerOptions } from './server-options.js';
@@ -207,6 +209,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   // Then the connections that never sent a request (Node waits for those).
   endSilentConnectionsOnClose(app);
   app.addHook('onClose', async () => hub.close());
+  // MCP sessions end with the daemon: their calls stop waiting, their executions go on.
+  const mcpSessions = new McpSessions();
+  app.addHook('preClose', async () => mcpSessions.close());
   const nowDate = options.now ?? (() => new Date());
   const sessions = options.console?.sessions ?? new SessionStore(undefined, () => nowDate().getTime());
   const login = options.console?.login;
@@ -316,6 +321,14 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       sessions,
       links: new SignInLinks(() => nowDate().getTime()),
       login,
+      now: nowDate,
+    });
+    mcpRoutes(routes, {
+      engine: options.engine,
+      hub,
+      state: options.store.state,
+      sessions: mcpSessions,
+      ...(options.audit && { audit: options.audit }),
       now: nowDate,
     });
     if (options.audit) auditRoutes(routes, { trail: options.audit });

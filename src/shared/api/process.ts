@@ -66,6 +66,20 @@ export const StartQuery = Type.Object(
 );
 export type StartQuery = Static<typeof StartQuery>;
 
+/** How long an MCP tool call waits for its execution's end by default (a client's own timeout is often a minute). */
+export const MCP_DEFAULT_WAIT_SECONDS = 50;
+
+/** Querystring of /mcp (the URL an MCP client is configured with): which flows' versions, and how long a call waits. */
+export const McpQuery = Type.Object(
+  {
+    environment: Type.Optional(StringEnum(ENVIRONMENTS)),
+    /** Seconds a tools/call waits for its execution to end before answering that it still runs. */
+    wait: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_START_WAIT_SECONDS })),
+  },
+  { additionalProperties: false },
+);
+export type McpQuery = Static<typeof McpQuery>;
+
 /**
  * What POST /process/exec and /process/start answer (a reply schema): `status` `started`, or
  * `queued` (its flow's concurrency limit is reached); with `?wait=` and the execution ended in

@@ -228,6 +228,9 @@ nodes:
         bad.push(`${route.method} ${url} -> ${res.statusCode} with a body that is not JSON`);
         continue;
       }
+      // /mcp answers as the MCP transport does, with a JSON-RPC error, once past authentication's refusals.
+      const rpc = body as { jsonrpc?: unknown; error?: { code?: unknown } };
+      if (route.path === '/mcp' && rpc.jsonrpc === '2.0' && typeof rpc.error?.code === 'number') continue;
       if (typeof body.error !== 'string' || typeof body.timestamp !== 'string')
         bad.push(`${route.method} ${url} -> ${res.statusCode} without the error body`);
       else if (!(body.error in ERROR_CODES))

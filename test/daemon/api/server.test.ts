@@ -160,6 +160,7 @@ t.test('/openapi.json documents every route', async (t) => {
     '/files/{fileId}': ['get', 'delete'],
     '/files/{fileId}/meta': ['get'],
     '/webhook/receive/{token}': ['post'],
+    '/mcp': ['post', 'get', 'delete'],
   };
   for (const [path, methods] of Object.entries(routes)) {
     const documented = Object.keys(doc.paths[path] ?? {}).filter((m) => m !== 'head');
