@@ -37,6 +37,7 @@ const ALL: ReadonlyArray<() => Promise<Register>> = [
   async () => (await import('./commands/domains.js')).registerDomains,
   async () => (await import('./commands/jobs.js')).registerJobs,
   async () => (await import('./commands/worker.js')).registerWorker,
+  async () => (await import('./commands/mcp.js')).registerMcp,
   async () => (await import('./commands/expr.js')).registerExpr,
   async () => (await import('./commands/test.js')).registerTest,
   async () => (await import('./commands/cron.js')).registerCron,

@@ -5,7 +5,7 @@ import t from 'tap';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { callDaemon, startDaemon } from '../helpers/cli.js';
+import { callDaemon, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 
 // Issue #89 on a real daemon: the SDK's own MCP client lists an organization's flows as tools,
@@ -215,4 +215,36 @@ t.test("the client's cancel cancels the execution", async (t) => {
     return items.length >= 2 ? items : null;
   });
   t.equal(cancelled.length, 2, 'the one cancelled above, and this one');
+});
+
+t.test("wfx mcp prints a client's configuration; with --new-key, one that connects", async (t) => {
+  const made = await wfxIn(['--data-dir', dir, 'mcp', '--new-key', 'ide', '--org', 'acme', '--client', 'vscode']);
+  t.equal(made.code, 0, made.stderr);
+  t.match(made.stderr, /^created key \S+ \(operator, acme\) for the client/);
+  const config = JSON.parse(made.stdout) as {
+    servers: { wfx: { type: string; url: string; headers: Record<string, string> } };
+  };
+  t.match(config.servers.wfx, { type: 'http', url: `${info.url}/mcp` });
+  const client = new Client({ name: 'ide', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(config.servers.wfx.url), {
+      requestInit: { headers: config.servers.wfx.headers },
+    }),
+  );
+  t.teardown(() => client.close());
+  t.same(
+    (await client.listTools()).tools.map((x) => x.name),
+    ['ask_a_person', 'greet_a_person'],
+  );
+
+  const plain = await wfxIn(['--data-dir', dir, 'mcp', '--client', 'claude-code', '--wait', '120']);
+  t.equal(plain.code, 0, plain.stderr);
+  t.equal(
+    plain.stdout,
+    `claude mcp add --transport http wfx '${info.url}/mcp?wait=120' --header "X-API-Key: $WFX_API_KEY"\n`,
+  );
+  t.match(plain.stderr, /set WFX_API_KEY to an operator key/);
+  const bad = await wfxIn(['--data-dir', dir, 'mcp', '--wait', '301']);
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /must be a whole number of seconds, 0 to 300/);
 });

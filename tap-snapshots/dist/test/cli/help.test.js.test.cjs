@@ -66,6 +66,8 @@ Commands:
                                WORKFLOW_READ)
   worker                       run a job worker for a domain (needs the worker
                                role)
+  mcp [options]                print the configuration an MCP client (an AI
+                               assistant, an IDE) needs to call flows as tools
   expr [options] <expression>  evaluate a \${...} condition or a {ref} template
                                locally, as the engine does; prints JSON
   test [options] [paths...]    run flows' test files (*.test.yaml) in-process:
