@@ -74,15 +74,6 @@ export async function callFlowTool(
     throw err;
   }
   const id = inst.processInstanceId;
-  if (deps.audit) {
-    const entry = auditEntry(ctx.request, caller, MCP_CALL_ACTION, 200, { processInstanceId: id }, deps.now());
-    await deps.audit.record({
-      ...entry,
-      targets: { ...entry.targets, processId: tool.processId },
-      summary: { tool: tool.name, processId: tool.processId },
-    });
-  }
-
   const stopWatching = ctx.progressToken === undefined ? () => {} : reportProgress(deps, ctx, id);
   const onAbort = (): void => {
     if (ctx.sessionEnded()) return;
@@ -90,17 +81,32 @@ export async function callFlowTool(
     engine.cancel({ organization: caller.organization, processInstanceId: id }).catch(() => {});
   };
   ctx.signal.addEventListener('abort', onAbort, { once: true });
+  const stop = new AbortController();
   try {
     const ended = (): boolean => {
       const live = engine.executions.get(id);
       return live === undefined ? engine.executions.coldSummary(id) === undefined : live.stateCd !== STATE.RUNNING;
     };
-    await hub.untilEnded(id, ctx.waitSeconds * 1000, ended, ctx.signal);
+    // Listening before the audit record is written: a short flow ends meanwhile, and its end is
+    // then read while it is still in memory, not back from history.
+    const waiting = hub.untilEnded(id, ctx.waitSeconds * 1000, ended, AbortSignal.any([ctx.signal, stop.signal]));
+    if (deps.audit) {
+      const entry = auditEntry(ctx.request, caller, MCP_CALL_ACTION, 200, { processInstanceId: id }, deps.now());
+      await deps.audit.record({
+        ...entry,
+        targets: { ...entry.targets, processId: tool.processId },
+        summary: { tool: tool.name, processId: tool.processId },
+      });
+    }
+    await waiting;
   } finally {
+    stop.abort();
     stopWatching();
     ctx.signal.removeEventListener('abort', onAbort);
   }
-  const now = await engine.getInstance(caller, id);
+  // A flow that ended in its first step ended before the start answered: its execution is the
+  // one the start gave (it has left memory since, and would be read back from history).
+  const now = inst.stateCd !== STATE.RUNNING ? inst : await engine.getInstance(caller, id);
   if (now === null) return errorResult(`the execution ${id} is no longer found`, id);
   return resultOf(now);
 }
