@@ -16,7 +16,9 @@ export type CallStateWord = 'refused' | 'waits its turn' | 'running' | 'done' | 
  */
 export function callState(call: AgentCall, open: boolean): CallStateWord {
   if (call.ok === true) return 'done';
-  if (call.ok === false) return call.childInstanceId === null ? 'refused' : 'failed';
+  // An MCP tool's call runs in no execution: one without an outcome runs, or was cut short.
+  if (call.ok === false) return call.childInstanceId === null && call.mcp === undefined ? 'refused' : 'failed';
+  if (call.mcp !== undefined) return open ? 'running' : 'cancelled';
   if (call.childInstanceId === null) return open ? 'waits its turn' : 'not started';
   return open ? 'running' : 'cancelled';
 }
@@ -138,7 +140,8 @@ export function transcriptLines(
       }
       const clipped = clip(args, options.resultChars);
       for (const l of wrap(`→ ${tc.name}(${clipped.shown}${clipped.more > 0 ? '…' : ''})`, room)) push(l, 'call');
-      if (state) push(cut(`  ${state}${call?.childInstanceId ? ` in ${call.childInstanceId}` : ''}`, room), tone);
+      const where = call?.mcp ? ` at ${call.mcp.url}` : call?.childInstanceId ? ` in ${call.childInstanceId}` : '';
+      if (state) push(cut(`  ${state}${where}`, room), tone);
     }
     if (m.content.trim() === '' && !m.toolCalls?.length) push('(no text)', 'note');
   }

@@ -24,8 +24,9 @@ function CallStatus({ call }: { readonly call: AgentCall | undefined }) {
   );
 }
 
-/** The execution a tool call ran in, as a link; '' when it has none (refused, or not started). */
+/** The execution a tool call ran in, as a link; the server an MCP tool's call went to; 'no execution' when it has none (refused, or not started). */
 function CallLink({ call }: { readonly call: AgentCall | undefined }) {
+  if (call?.mcp) return <span class="muted">{`MCP server ${call.mcp.url}`}</span>;
   if (!call?.childInstanceId) return <span class="muted">no execution</span>;
   return <a href={`/executions/${encodeURIComponent(call.childInstanceId)}`}>{`execution ${call.childInstanceId}`}</a>;
 }

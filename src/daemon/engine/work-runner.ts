@@ -22,6 +22,7 @@ import { secretNamer, withoutSecretValues, withSecretNames, withSecretValues } f
 import type { FlowSecretValues } from '../secrets/flow-secret-values.js';
 import type { VoiceRunner } from '../voice/types.js';
 import { execution } from '../state/executions.js';
+import { McpWork } from './work/mcp-work.js';
 
 /** What a WorkRunner needs from the engine. */
 export interface WorkRunnerOptions {
@@ -63,7 +64,15 @@ export class WorkRunner {
   /** aiTask providers by organization and name, read from the live state at each call. */
   private readonly providers: AiProviderLookup;
 
+  /** A callAgent's MCP servers: listing their tools and calling one. */
+  private readonly mcp: McpWork;
+
   constructor(private readonly options: WorkRunnerOptions) {
+    this.mcp = new McpWork({
+      network: options.network,
+      openSecrets: (order, byToken) => this.openSecrets(order, byToken),
+      log: (order, line) => this.logWork(order, line),
+    });
     this.scriptRunner = options.scripts;
     this.ownsScripts = options.scripts === undefined;
     this.providers = openedProviderLookup(options.state, options.secrets);
@@ -128,12 +137,17 @@ export class WorkRunner {
         // Retries were logged as they happened; the result's log repeats them before its last line.
         return { ...result, logs: (result.logs ?? []).slice(logged) };
       }
+      if (request.kind === 'mcp') return this.mcp.call(order, request.call, controller.signal);
       if (request.kind === 'ai') {
         const ai = this.options.ai;
         if (!ai)
           return { ok: false, code: 'AI_PROVIDER_NOT_FOUND', message: 'no model runner: this daemon runs no aiTask' };
+        // A callAgent's MCP servers' tools are listed for each turn, beside its flows.
+        const listed = request.mcp === undefined ? null : await this.mcp.list(order, request, controller.signal);
+        if (listed !== null && !listed.ok) return listed;
+        const call = listed === null ? request.call : listed.call;
         const span = TRACER === null ? null : clientSpan(TRACER, state, order, 'model call');
-        const result = await ai.run(request.call, this.providers, {
+        const answered = await ai.run(call, this.providers, {
           signal: controller.signal,
           ...(span && { traceparent: traceparentOf(span) }),
           onDelta: (delta) => {
@@ -141,8 +155,11 @@ export class WorkRunner {
           },
           onAttempt: (attempt) => this.logAttempt(order, attempt),
         });
-        if (span) endAiSpan(span, request.call, result);
-        return result;
+        if (span) endAiSpan(span, request.call, answered);
+        // The step routes each call by the tools this turn offered.
+        return listed === null || !answered.ok
+          ? answered
+          : { ...answered, value: { ...(answered.value as object), mcpTools: listed.tools } };
       }
       if (request.kind === 'voice') {
         const voice = this.options.voice;
@@ -268,4 +285,5 @@ const INVALID_RESULT = {
   script: { what: "the script's result", code: 'SCRIPT_RESULT_INVALID' },
   ai: { what: "the model's answer", code: 'AI_OUTPUT_INVALID' },
   voice: { what: 'the transcription', code: 'VOICE_FAILED' },
+  mcp: { what: "the MCP tool's result", code: 'MCP_TOOL_FAILED' },
 } as const satisfies Record<WorkOrder['request']['kind'], { what: string; code: string }>;

@@ -1,6 +1,6 @@
 import { WfxError } from '../../shared/errors.js';
 import { ownEntry } from '../../shared/json-object.js';
-import { toolNameFor, toolProcessId } from '../../shared/flow/agent-tools.js';
+import { flowToolSpecs, toolNameFor, toolProcessId } from '../../shared/flow/agent-tools.js';
 import { nodesWithin, type FlowDefinition } from '../../shared/flow/types.js';
 import type { FlowProblem } from '../../shared/flow/validate.js';
 import type { WfxRecord } from '../state/records.js';
@@ -165,7 +165,7 @@ function agentToolProblems(
   for (const { node, nodeId, at } of nodesWithin(definition.nodes)) {
     if (node.type !== 'callAgent') continue;
       const named = new Map<string, number>();
-      node.tools.forEach((spec, i) => {
+      for (const { spec, index: i } of flowToolSpecs(node.tools)) {
         const processId = toolProcessId(spec);
         const self = processId === definition.processId;
         const flow = ownEntry(state.flows, processId);
@@ -174,11 +174,11 @@ function agentToolProblems(
         const property = `${at}tools.${i}`;
         if (!self && (!flow || flow.organization !== organization)) {
           problems.push({ code: 'UNKNOWN_TOOL', nodeId, property, message: `tool flow ${processId} does not exist in organization ${organization} (publish it first)` });
-          return;
+          continue;
         }
         if (!tool) {
           problems.push({ code: 'UNKNOWN_TOOL', nodeId, property, message: `tool flow ${processId} has no active version in ${environment} (publish it there first)` });
-          return;
+          continue;
         }
         if (tool.inputs === undefined) {
           problems.push({ code: 'TOOL_WITHOUT_INPUTS', nodeId, property, message: `tool flow ${tool.name} (${processId}) declares no inputs: (its parameters for the model)` });
@@ -189,7 +189,7 @@ function agentToolProblems(
           problems.push({ code: 'SCHEMA', nodeId, property, message: `tools ${other} and ${i} are both named ${name} for the model; give one a name:` });
         }
         named.set(name, i);
-      });
+      }
   }
   return problems;
 }

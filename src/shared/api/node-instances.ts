@@ -66,6 +66,15 @@ export interface AgentCall {
   readonly childInstanceId: string | null;
   /** null while it runs or waits its turn; true when its flow completed; false for a refusal or a failure. */
   readonly ok: boolean | null;
+  /** A call of a tool of an MCP server (`processId` is then empty): the server, the tool's name there. */
+  readonly mcp?: {
+    readonly url: string;
+    readonly tool: string;
+    /** The index of the server's entry in the node's `tools`. */
+    readonly entry: number;
+    /** The server says a second call does no more than one: a call under way at a crash is made again. */
+    readonly idempotent: boolean;
+  };
 }
 
 /**

@@ -4,13 +4,25 @@
  * parameters the flow's `inputs:`. Shared by the validator, publish and the engine, so that a
  * name checked at publish is the name the model sees.
  */
-import type { AgentToolSpec } from './types.js';
+import type { AgentToolSpec, FlowToolSpec, McpToolsSpec } from './types.js';
 
 /** What model APIs accept as a function name. */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** The processId a tool entry names. Pure. */
-export const toolProcessId = (spec: AgentToolSpec): string => (typeof spec === 'string' ? spec : spec.processId);
+/** Whether a tool entry is an MCP server's tools (else a flow). Pure. */
+export const isMcpTools = (spec: AgentToolSpec): spec is McpToolsSpec => typeof spec !== 'string' && 'mcp' in spec;
+
+/** The flow entries of a callAgent's tools, with their index among all its entries. Pure. */
+export function flowToolSpecs(tools: readonly AgentToolSpec[]): Array<{ spec: FlowToolSpec; index: number }> {
+  const out: Array<{ spec: FlowToolSpec; index: number }> = [];
+  tools.forEach((spec, index) => {
+    if (!isMcpTools(spec)) out.push({ spec, index });
+  });
+  return out;
+}
+
+/** The processId a flow tool entry names. Pure. */
+export const toolProcessId = (spec: FlowToolSpec): string => (typeof spec === 'string' ? spec : spec.processId);
 
 /**
  * A tool name made from a flow's display name: lower case, runs of anything but letters,
@@ -29,5 +41,5 @@ export function toolNameOf(flowName: string): string {
 }
 
 /** The name the model knows the tool by: the entry's own, else made from the flow's name. Pure. */
-export const toolNameFor = (spec: AgentToolSpec, flowName: string): string =>
+export const toolNameFor = (spec: FlowToolSpec, flowName: string): string =>
   typeof spec !== 'string' && spec.name !== undefined ? spec.name : toolNameOf(flowName);

@@ -80,6 +80,9 @@ export const NODE_FAILURE_CODES = {
     'the model still asks for tools after `maxSteps` turns; the transcript is kept in the result variable',
   AGENT_BUDGET_EXCEEDED:
     'the run would go over `maxToolCalls` or has gone over `maxTotalTokens`; the transcript is kept in the result variable',
+  MCP_UNAVAILABLE:
+    "an MCP server of the agent's tools could not be reached or listed: the connection failed, the network policy refused it, or it answered outside the protocol",
+  MCP_TOOL_FAILED: 'with `failOnToolError`, a tool of an MCP server answered an error or could not be called',
 
   // voiceTask (and the AI_ codes of a provider)
   VOICE_ENGINE_MISSING:

@@ -223,8 +223,17 @@ function checkAgentTools(n: Record<string, unknown>, path: (string | number)[], 
   if (!Array.isArray(n.tools)) return; // the flow schema reports it
   const processIds = new Set<string>();
   const names = new Set<string>();
+  const servers = new Set<string>();
   n.tools.forEach((spec: unknown, i) => {
     if (!(typeof spec === 'string' || isRecord(spec))) return;
+    if (isRecord(spec) && isRecord(spec.mcp)) {
+      const url = spec.mcp.url;
+      if (typeof url !== 'string') return;
+      if (servers.has(url))
+        at('SCHEMA', [...path, 'tools', i, 'mcp', 'url'], `MCP server ${url} is a tool entry of this agent already`);
+      servers.add(url);
+      return;
+    }
     const processId = typeof spec === 'string' ? spec : spec.processId;
     if (typeof processId !== 'string') return;
     if (processIds.has(processId))

@@ -3,7 +3,7 @@
  * the agent (publish checks that each tool is published with inputs), whatever the order of
  * the files. Otherwise the given order is kept; flows that call each other in a cycle keep it too.
  */
-import { toolProcessId } from './agent-tools.js';
+import { flowToolSpecs, toolProcessId } from './agent-tools.js';
 import type { FlowDefinition, FlowNode } from './types.js';
 
 /**
@@ -80,7 +80,7 @@ function cycles(calls: readonly (readonly number[])[]): number[] {
 function toolsOf(nodes: Readonly<Record<string, FlowNode>>): string[] {
   const out: string[] = [];
   for (const node of Object.values(nodes)) {
-    if (node.type === 'callAgent') out.push(...node.tools.map(toolProcessId));
+    if (node.type === 'callAgent') out.push(...flowToolSpecs(node.tools).map(({ spec }) => toolProcessId(spec)));
     if ((node.type === 'loopNode' || node.type === 'subProcess') && node.nodes) out.push(...toolsOf(node.nodes));
   }
   return out;

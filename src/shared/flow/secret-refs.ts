@@ -1,7 +1,7 @@
 /**
  * Where a flow may name a secret: `{secret.NAME}` only in a serviceTask's url, headers, query and
- * body, which the daemon fills in as the call goes out, and in a domainTask's input, filled in as
- * a worker activates the job. Anywhere else its value could be copied into variables (a
+ * body, and a callAgent's MCP servers' headers, which the daemon fills in as the request goes
+ * out, and in a domainTask's input, filled in as a worker activates the job. Anywhere else its value could be copied into variables (a
  * setVariable, an output, a message), and from there into history, logs and answers: the flow
  * is refused at publish (SECRET_NOT_ALLOWED). Pure.
  */
@@ -26,14 +26,16 @@ export function checkSecretRefs(node: FlowNode, path: readonly (string | number)
       for (const ref of findReferences(value)) {
         const segments = ref.split('.');
         if (segments[0] !== 'secret') continue;
-        const allowed = SECRET_PLACES[node.type]?.has(String(here[path.length])) === true;
+        const allowed =
+          SECRET_PLACES[node.type]?.has(String(here[path.length])) === true ||
+          (node.type === 'callAgent' && isMcpHeader(here.slice(path.length)));
         if (segments.length !== 2 || !SECRET_NAME.test(segments[1]!))
           at('SECRET_NOT_ALLOWED', here, `{${ref}} is not a secret's name: write {secret.NAME}`);
         else if (!allowed)
           at(
             'SECRET_NOT_ALLOWED',
             here,
-            `{${ref}} may be used only in a serviceTask's url, headers, query and body, filled in as the call goes out, and a domainTask's input, filled in as a worker takes the job: elsewhere its value could be copied into variables`,
+            `{${ref}} may be used only in a serviceTask's url, headers, query and body and a callAgent's MCP headers, filled in as the request goes out, and a domainTask's input, filled in as a worker takes the job: elsewhere its value could be copied into variables`,
           );
       }
     } else if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...here, i]));
@@ -64,7 +66,14 @@ export function secretNamesOf(definition: FlowDefinition): string[] {
         walk(v);
       }
   };
-  for (const { node } of nodesWithin(definition.nodes))
+  for (const { node } of nodesWithin(definition.nodes)) {
     for (const place of SECRET_PLACES[node.type] ?? []) walk((node as unknown as Record<string, unknown>)[place]);
+    if (node.type === 'callAgent')
+      for (const spec of node.tools) if (typeof spec !== 'string' && 'mcp' in spec) walk(spec.mcp.headers);
+  }
   return [...names].sort();
 }
+
+/** Whether a property path inside a callAgent is one of its MCP servers' headers (`tools.0.mcp.headers.X`). */
+const isMcpHeader = (rel: readonly (string | number)[]): boolean =>
+  rel[0] === 'tools' && rel[2] === 'mcp' && rel[3] === 'headers';

@@ -22,6 +22,8 @@ export type {
   AiMessageSpec,
   AiTaskNode,
   AgentToolSpec,
+  FlowToolSpec,
+  McpToolsSpec,
   CallAgentNode,
   VoiceTaskNode,
   MemoryAction,

@@ -76,16 +76,45 @@ export const WORK_NODE_PROPERTIES: {
   },
   callAgent: {
     description:
-      'a durable tool-use loop: the model calls tools (published flows that declare inputs:) until it answers; result {text, data, steps, toolCalls, usage}',
+      "a durable tool-use loop: the model calls tools (published flows that declare inputs:, MCP servers' tools) until it answers; result {text, data, steps, toolCalls, usage}",
     properties: {
       ...modelProperties,
       tools: {
         type: 'array',
         minItems: 1,
-        description: 'the flows the model may call: processIds, or {processId, name, description}',
+        description:
+          'the tools the model may call: flows (processIds, or {processId, name, description}) and MCP servers ({mcp: {url, headers}, allow})',
         items: {
           oneOf: [
             { type: 'string', minLength: 1 },
+            {
+              type: 'object',
+              required: ['mcp'],
+              additionalProperties: false,
+              properties: {
+                mcp: {
+                  type: 'object',
+                  required: ['url'],
+                  additionalProperties: false,
+                  description: 'an MCP server over streamable HTTP: its tools are offered to the model',
+                  properties: {
+                    url: { type: 'string', pattern: '^https?://', description: "the server's MCP endpoint" },
+                    headers: {
+                      type: 'object',
+                      additionalProperties: { type: 'string' },
+                      description: 'headers sent with every request ({secret.NAME} and {env.NAME} resolved)',
+                    },
+                  },
+                },
+                allow: {
+                  type: 'array',
+                  minItems: 1,
+                  uniqueItems: true,
+                  items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+                  description: "the server's tools offered (default: every tool it lists)",
+                },
+              },
+            },
             {
               type: 'object',
               required: ['processId'],

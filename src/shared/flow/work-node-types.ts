@@ -69,8 +69,18 @@ export interface AiTaskNode extends NodeBase, ModelCallSpec {
   readonly next: Next;
 }
 /** A callAgent's tool: a published flow (by processId), optionally named and described for the model. */
-export type AgentToolSpec =
+export type FlowToolSpec =
   string | { readonly processId: string; readonly name?: string; readonly description?: string };
+/**
+ * A callAgent's tools from an MCP server (streamable HTTP): every tool it lists, or those
+ * `allow` names. Header values may name `{secret.NAME}` and `{env.NAME}`.
+ */
+export interface McpToolsSpec {
+  readonly mcp: { readonly url: string; readonly headers?: Readonly<Record<string, string>> };
+  readonly allow?: readonly string[];
+}
+/** One entry of a callAgent's `tools`. */
+export type AgentToolSpec = FlowToolSpec | McpToolsSpec;
 export interface CallAgentNode extends NodeBase, ModelCallSpec {
   readonly type: 'callAgent';
   /** The flows the model may call (each declares `inputs:`, its parameters). */

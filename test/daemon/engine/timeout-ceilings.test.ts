@@ -18,6 +18,7 @@ const scope = {
 function timeoutOf(outcome: Outcome): number {
   if (outcome.kind !== 'work') throw new Error(`expected work, got ${outcome.kind}`);
   const w = outcome.work;
+  if (w.kind === 'mcp') throw new Error('an MCP call has no timeout of its node');
   return w.kind === 'script' ? w.run.timeoutMs : w.call.timeoutMs;
 }
 

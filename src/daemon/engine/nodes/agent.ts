@@ -1,105 +1,95 @@
 /**
  * callAgent: a durable tool-use loop. Each turn is one model call (work outside the step, as
- * aiTask's). When the model asks for tools, ONE step records its answer and starts a child
- * execution of each tool's flow (arguments checked against the flow's `inputs:`; refused ones
- * go back to the model as a tool error, with no child); when the children end, their outputs
- * (or errors) are appended and the next turn is asked for. The conversation is the node's
- * journaled state (NodeInstance.agent, appended per turn), so after a crash only the turn in
- * flight is redone: no model call whose answer was journaled is made again, and no tool flow
- * runs twice. Limits fail the node (AGENT_MAX_STEPS, AGENT_BUDGET_EXCEEDED), never pass as an
- * answer, and nothing resets them.
+ * aiTask's), offered the node's flows and the tools its MCP servers list for that turn. When the
+ * model asks for tools, ONE step records its answer and the calls; MCP calls are made one at a
+ * time (work outside the step, engine/work/mcp.ts), then each flow call starts a child execution
+ * (arguments checked against the flow's `inputs:`; refused ones go back to the model as a tool
+ * error). When they have ended, their results (or errors) are appended and the next turn is
+ * asked for. The conversation is the node's journaled state (NodeInstance.agent, appended per
+ * turn), so after a crash only the work in flight is redone: no model call whose answer was
+ * journaled is made again, no tool flow runs twice, and an MCP call under way is made again only
+ * when its tool says that is safe. Limits fail the node (AGENT_MAX_STEPS,
+ * AGENT_BUDGET_EXCEEDED), never pass as an answer, and nothing resets them.
  */
 import { passOn } from '../../../shared/flow/failure-codes.js';
-import { toolNameFor, toolProcessId } from '../../../shared/flow/agent-tools.js';
-import { checkInputs } from '../../../shared/flow/inputs.js';
-import type { CallAgentNode, FlowDefinition } from '../../../shared/flow/types.js';
+import type { CallAgentNode } from '../../../shared/flow/types.js';
 import type { AgentUpdate } from '../../state/agent.js';
-import {
-  STATE,
-  type AgentCall,
-  type AgentMessage,
-  type AgentState,
-  type AgentToolCall,
-  type Execution,
-} from '../../state/state.js';
-import { jsonOrText, notJson } from '../../ai/structured-output.js';
-import type { AiAnswer, AiTool } from '../../ai/types.js';
+import { STATE, type AgentCall, type AgentMessage, type AgentState, type Execution } from '../../state/state.js';
+import { jsonOrText } from '../../ai/structured-output.js';
+import type { AiAnswer } from '../../ai/types.js';
+import type { McpListedTool } from '../work/mcp.js';
 import { chatMemoryWrite, modelCall, openingMessages } from './ai.js';
+import {
+  checkCall,
+  clip,
+  flowToolsOf,
+  mcpOutcome,
+  mcpServersOf,
+  toolMessage,
+  uniqueIds,
+  UNKNOWN_OUTCOME,
+  whyNot,
+  type FlowTool,
+} from './agent-calls.js';
 import { workResult } from './work.js';
 import type { ChildStart, NodeHandler, NodeScope, Outcome, ResumeInput } from './handler.js';
 
+export { TOOL_RESULT_MAX_CHARS } from './agent-calls.js';
+
 /** Model turns at most when `maxSteps` is not given. */
 export const DEFAULT_MAX_STEPS = 10;
-/** A tool's result as the model reads it is clipped to this many characters of JSON. */
-export const TOOL_RESULT_MAX_CHARS = 16_384;
-
-/** A tool as this run offers it: what the model sees, and the flow it starts. */
-interface Tool extends AiTool {
-  readonly processId: string;
-  readonly definition: FlowDefinition;
-}
 
 export const callAgent: NodeHandler<CallAgentNode> = {
   run: (node, scope) => {
-    const tools = toolsOf(node, scope);
-    if (!Array.isArray(tools)) return tools;
+    const flows = flowToolsOf(node, scope);
+    if (!Array.isArray(flows)) return flows;
     const agent = scope.agent;
     if (agent === null) {
       const opening = openingMessages(node, scope);
       if ('kind' in opening) return opening;
-      return nextTurn(node, scope, tools, 0, opening.messages);
+      return nextTurn(node, scope, flows, 0, opening.messages);
     }
-    // Active with a journaled conversation: the turn in flight when the daemon stopped, asked
-    // again (a copy: the state's list grows with the answer while the call may still hold it).
-    return nextTurn(node, scope, tools, agent.steps, [...agent.messages]);
+    // Active with a journaled conversation. An MCP call was under way when the daemon stopped:
+    // made again only when its tool says a second call is safe, else the model hears that its
+    // outcome is unknown. Otherwise the turn in flight is asked again (a copy: the state's list
+    // grows with the answer while the call may still hold it).
+    const open = agent.calls.find((c) => c.ok === null && c.mcp !== undefined);
+    if (open?.mcp?.idempotent === true) return mcpWork(node, scope, flows, open, undefined);
+    if (open) {
+      const update: AgentUpdate = {
+        messages: [toolMessage(open, UNKNOWN_OUTCOME)],
+        ended: [{ id: open.id, ok: false }],
+      };
+      return advance(node, scope, flows, update);
+    }
+    return nextTurn(node, scope, flows, agent.steps, [...agent.messages]);
   },
   resume: (node, scope, input) => {
-    const tools = toolsOf(node, scope);
-    if (!Array.isArray(tools)) return tools;
-    if (input.kind === 'work') return answered(node, scope, tools, input);
-    if (input.kind === 'child') return toolEnded(node, scope, tools, input.child);
+    const flows = flowToolsOf(node, scope);
+    if (!Array.isArray(flows)) return flows;
+    if (input.kind === 'work')
+      return input.request?.kind === 'mcp' ? mcpDone(node, scope, flows, input) : answered(node, scope, flows, input);
+    if (input.kind === 'child') return toolEnded(node, scope, flows, input.child);
     return { kind: 'fail', code: 'INTERNAL_ERROR', message: `NOT_RESUMABLE: a callAgent resumed by ${input.kind}` };
   },
 };
 
-/** The node's tools as published now in the execution's environment, or the node's failure. */
-function toolsOf(node: CallAgentNode, scope: NodeScope): Tool[] | Outcome {
-  const tools: Tool[] = [];
-  for (const spec of node.tools) {
-    const processId = toolProcessId(spec);
-    const flow = scope.publishedFlow(processId);
-    if (!flow)
-      return {
-        kind: 'fail',
-        code: 'PROCESS_NOT_PUBLISHED',
-        message: `tool flow ${processId} has no active version in ${scope.instance.environment}`,
-      };
-    const d = flow.definition;
-    tools.push({
-      name: toolNameFor(spec, d.name),
-      description: (typeof spec !== 'string' && spec.description) || d.description || d.name,
-      parameters: d.inputs ?? { type: 'object' },
-      processId,
-      definition: d,
-    });
-  }
-  return tools;
-}
-
 /**
  * Asks the model for turn `done + 1` with `messages` sent (the update, if any, recorded first).
- * With a `seed`, each turn gets `seed + done`: every turn reproducible, yet not one draw
- * repeated (the same seed over a similar conversation would pick as the turn before did).
+ * The node's MCP servers go with the call: the work lists their tools for this turn. With a
+ * `seed`, each turn gets `seed + done`: every turn reproducible, yet not one draw repeated (the
+ * same seed over a similar conversation would pick as the turn before did).
  */
 function nextTurn(
   node: CallAgentNode,
   scope: NodeScope,
-  tools: readonly Tool[],
+  flows: readonly FlowTool[],
   done: number,
   messages: readonly AgentMessage[],
   agent?: AgentUpdate,
 ): Outcome {
   const call = modelCall(node, scope, messages);
+  const mcp = mcpServersOf(node, scope);
   return {
     kind: 'work',
     work: {
@@ -107,19 +97,20 @@ function nextTurn(
       call: {
         ...call,
         ...(node.seed !== undefined && { seed: node.seed + done }),
-        tools: tools.map(({ name, description, parameters }) => ({ name, description, parameters })),
+        tools: flows.map(({ name, description, parameters }) => ({ name, description, parameters })),
         parallelToolCalls: node.parallelToolCalls !== false,
       },
+      ...(mcp && { mcp }),
     },
     ...(agent && { agent }),
   };
 }
 
-/** A model turn came back: the final answer, tool calls to start, or the node's failure. */
+/** A model turn came back: the final answer, tool calls to make, or the node's failure. */
 function answered(
   node: CallAgentNode,
   scope: NodeScope,
-  tools: readonly Tool[],
+  flows: readonly FlowTool[],
   input: Extract<ResumeInput, { kind: 'work' }>,
 ): Outcome {
   const before = scope.agent;
@@ -133,7 +124,7 @@ function answered(
     if (result.code === 'CANCELLED') return workResult(input, () => ({ kind: 'next' }));
     return failed(node, scope, result.code, result.message, update);
   }
-  const answer = result.value as AiAnswer;
+  const answer = result.value as AiAnswer & { readonly mcpTools?: readonly McpListedTool[] };
   const steps = (before?.steps ?? 0) + 1;
   const used = {
     inputTokens: (before?.usage.inputTokens ?? 0) + answer.usage.inputTokens,
@@ -193,31 +184,129 @@ function answered(
       turn,
     );
 
-  const parallel = node.parallelToolCalls !== false;
+  const servers = mcpServersOf(node, scope) ?? [];
   const calls: AgentCall[] = [];
   const refusals: AgentMessage[] = [];
-  const start: ChildStart[] = [];
   for (const c of asked) {
-    const checked = checkCall(tools, c);
+    const checked = checkCall(flows, answer.mcpTools ?? [], c);
+    const base = { ...c, step: steps, childInstanceId: null };
     if ('error' in checked) {
-      calls.push({ ...c, processId: checked.processId, step: steps, childInstanceId: null, ok: false });
+      calls.push({ ...base, processId: checked.processId, ok: false });
       refusals.push(toolMessage(c, JSON.stringify({ error: checked.error })));
-      continue;
-    }
-    calls.push({ ...c, processId: checked.tool.processId, step: steps, childInstanceId: null, ok: null });
-    if (parallel || start.length === 0)
-      start.push({ processId: checked.tool.processId, variables: checked.args, toolCallId: c.id });
+    } else if ('mcp' in checked) {
+      const { entry, tool, idempotent } = checked.mcp;
+      const url = servers.find((s) => s.entry === entry)?.url ?? '';
+      calls.push({ ...base, processId: '', ok: null, mcp: { url, tool, entry, idempotent } });
+    } else calls.push({ ...base, processId: checked.flow.processId, ok: null });
   }
-  const update: AgentUpdate = { ...turn, messages: [...turn.messages!, ...refusals], calls };
-  if (start.length === 0) {
-    // Every call was refused: the refusals go back to the model at once.
-    return nextTurn(node, scope, tools, steps, [...(before?.messages ?? []), ...update.messages!], update);
-  }
-  return { kind: 'wait', wait: { kind: 'tools', dueAt: null }, start, agent: update };
+  return advance(node, scope, flows, { ...turn, messages: [...turn.messages!, ...refusals], calls });
 }
 
-/** A tool's child execution ended: its result is appended; the next one starts, or the next turn. */
-function toolEnded(node: CallAgentNode, scope: NodeScope, tools: readonly Tool[], child: Readonly<Execution>): Outcome {
+/**
+ * What the agent does once `update` is recorded: the next MCP call (one at a time, in the order
+ * the model asked for them), else it waits for the tool flows running, else it starts those
+ * queued (all at once, or the next with `parallelToolCalls: false`), else the next turn.
+ */
+function advance(node: CallAgentNode, scope: NodeScope, flows: readonly FlowTool[], update: AgentUpdate): Outcome {
+  const before = scope.agent;
+  const calls = mergeCalls(before?.calls ?? [], update);
+  const open = calls.filter((c) => c.ok === null);
+  const mcp = open.find((c) => c.mcp !== undefined);
+  if (mcp) return mcpWork(node, scope, flows, mcp, update);
+  if (open.some((c) => c.childInstanceId !== null))
+    return { kind: 'wait', wait: { kind: 'tools', dueAt: null }, agent: update };
+  const queued = node.parallelToolCalls === false ? open.slice(0, 1) : open;
+  if (queued.length > 0) {
+    const start: ChildStart[] = [];
+    for (const c of queued) {
+      const checked = checkCall(flows, [], c);
+      // Its flow was published again, with other inputs, since the call was accepted.
+      if (!('flow' in checked))
+        return failed(
+          node,
+          scope,
+          'INPUT_INVALID',
+          `tool ${c.name} (${c.id}): ${'error' in checked ? checked.error : 'not a flow'}`,
+          update,
+        );
+      start.push({ processId: checked.flow.processId, variables: checked.args, toolCallId: c.id });
+    }
+    return { kind: 'wait', wait: { kind: 'tools', dueAt: null }, start, agent: update };
+  }
+  const steps = (before?.steps ?? 0) + (update.turn ? 1 : 0);
+  return nextTurn(node, scope, flows, steps, [...(before?.messages ?? []), ...(update.messages ?? [])], update);
+}
+
+/** The work of MCP call `call` (its server as the node names it now). */
+function mcpWork(
+  node: CallAgentNode,
+  scope: NodeScope,
+  flows: readonly FlowTool[],
+  call: AgentCall,
+  update: AgentUpdate | undefined,
+): Outcome {
+  const server = mcpServersOf(node, scope)?.find((s) => s.entry === call.mcp!.entry);
+  if (!server) {
+    // The execution moved to a version without that server.
+    const gone: AgentUpdate = {
+      messages: [
+        ...(update?.messages ?? []),
+        toolMessage(call, JSON.stringify({ error: 'this tool is no longer offered' })),
+      ],
+      ...(update?.turn && { turn: update.turn }),
+      ...(update?.calls && { calls: update.calls }),
+      ended: [...(update?.ended ?? []), { id: call.id, ok: false }],
+    };
+    return advance(node, scope, flows, gone);
+  }
+  return {
+    kind: 'work',
+    work: {
+      kind: 'mcp',
+      call: {
+        server,
+        callId: call.id,
+        tool: call.mcp!.tool,
+        arguments: JSON.parse(call.arguments || '{}') as Record<string, unknown>,
+      },
+    },
+    ...(update && { agent: update }),
+  };
+}
+
+/** An MCP call came back: its result is appended, and the agent goes on. */
+function mcpDone(
+  node: CallAgentNode,
+  scope: NodeScope,
+  flows: readonly FlowTool[],
+  input: Extract<ResumeInput, { kind: 'work' }>,
+): Outcome {
+  const request = input.request;
+  const callId = request?.kind === 'mcp' ? request.call.callId : '';
+  const call = scope.agent?.calls.find((c) => c.id === callId);
+  if (!call || call.ok !== null)
+    return { kind: 'fail', code: 'INTERNAL_ERROR', message: `UNEXPECTED_RESULT: MCP call ${callId}` };
+  const result = input.result;
+  if (!result.ok && result.code === 'CANCELLED') return workResult(input, () => ({ kind: 'next' }));
+  const outcome = mcpOutcome(result);
+  const update: AgentUpdate = {
+    messages: [toolMessage(call, outcome.content)],
+    ended: [{ id: call.id, ok: outcome.ok }],
+  };
+  if (!outcome.ok && node.failOnToolError === true) {
+    const code = !result.ok && result.code === 'MCP_UNAVAILABLE' ? 'MCP_UNAVAILABLE' : 'MCP_TOOL_FAILED';
+    return failed(node, scope, code, `tool ${call.name} (${call.id}): ${outcome.failure}`, update);
+  }
+  return advance(node, scope, flows, update);
+}
+
+/** A tool's child execution ended: its result is appended, and the agent goes on. */
+function toolEnded(
+  node: CallAgentNode,
+  scope: NodeScope,
+  flows: readonly FlowTool[],
+  child: Readonly<Execution>,
+): Outcome {
   const agent = scope.agent;
   const call = agent?.calls.find((c) => c.id === child.toolCallId && c.childInstanceId === child.processInstanceId);
   if (!agent || !call || call.ok !== null)
@@ -235,25 +324,7 @@ function toolEnded(node: CallAgentNode, scope: NodeScope, tools: readonly Tool[]
       update,
     );
   }
-  const open = agent.calls.filter((c) => c.ok === null && c.id !== call.id);
-  if (open.some((c) => c.childInstanceId !== null))
-    return { kind: 'wait', wait: { kind: 'tools', dueAt: null }, agent: update };
-  const queued = open[0];
-  if (queued) {
-    // One at a time (parallelToolCalls false): the next call's flow starts now.
-    const checked = checkCall(tools, queued);
-    if ('error' in checked) {
-      // Its flow was published again, with other inputs, since the call was accepted.
-      return failed(node, scope, 'INPUT_INVALID', `tool ${queued.name} (${queued.id}): ${checked.error}`, update);
-    }
-    return {
-      kind: 'wait',
-      wait: { kind: 'tools', dueAt: null },
-      agent: update,
-      start: [{ processId: checked.tool.processId, variables: checked.args, toolCallId: queued.id }],
-    };
-  }
-  return nextTurn(node, scope, tools, agent.steps, [...agent.messages, ...update.messages!], update);
+  return advance(node, scope, flows, update);
 }
 
 /** The node fails with `code`; its partial result (the transcript included) is kept in its result variable. */
@@ -290,6 +361,7 @@ function summary(agent: Pick<AgentState, 'steps' | 'calls' | 'usage'>) {
       name: c.name,
       arguments: jsonOrText(c.arguments),
       childInstanceId: c.childInstanceId,
+      ...(c.mcp && { server: c.mcp.url }),
       ok: c.ok,
     })),
     usage: { inputTokens: agent.usage.inputTokens, outputTokens: agent.usage.outputTokens },
@@ -314,70 +386,6 @@ function openingOf(
   if (input.request?.kind === 'ai') return input.request.call.messages;
   const opening = openingMessages(node, scope);
   return 'kind' in opening ? opening : opening.messages;
-}
-
-/** A call's arguments checked against its tool's inputs (defaults filled in), or why it is refused. */
-function checkCall(
-  tools: readonly Tool[],
-  call: AgentToolCall,
-):
-  | { readonly tool: Tool; readonly args: Record<string, unknown> }
-  | { readonly error: string; readonly processId: string } {
-  const tool = tools.find((t) => t.name === call.name);
-  if (!tool)
-    return {
-      error: `there is no tool named ${JSON.stringify(call.name)}; the tools are: ${tools.map((t) => t.name).join(', ')}`,
-      processId: '',
-    };
-  let args: unknown;
-  try {
-    args = JSON.parse(call.arguments === '' ? '{}' : call.arguments);
-  } catch (err) {
-    // Said without quoting them: the refusal is a line of the execution log too.
-    return { error: `the arguments are ${notJson(err)}`, processId: tool.processId };
-  }
-  if (typeof args !== 'object' || args === null || Array.isArray(args))
-    return { error: 'the arguments must be a JSON object', processId: tool.processId };
-  const data = args as Record<string, unknown>;
-  const violation = checkInputs(tool.definition, data);
-  if (violation)
-    return {
-      error: `invalid arguments: ${violation.path.replace(/^data/, 'arguments')} ${violation.message}`,
-      processId: tool.processId,
-    };
-  return { tool, args: data };
-}
-
-/**
- * The calls with ids unique in the conversation: a model that repeats an id (some local
- * servers number each answer's calls from 1) gets `_2`, `_3`... so every result names one call.
- */
-function uniqueIds(asked: readonly AgentToolCall[], earlier: readonly AgentCall[]): AgentToolCall[] {
-  const seen = new Set(earlier.map((c) => c.id));
-  return asked.map((c, i) => {
-    let id = c.id === '' ? `call_${earlier.length + i + 1}` : c.id;
-    for (let n = 2; seen.has(id); n++) id = `${c.id}_${n}`;
-    seen.add(id);
-    return { id, name: c.name, arguments: c.arguments };
-  });
-}
-
-function toolMessage(call: Pick<AgentToolCall, 'id' | 'name'>, content: string): AgentMessage {
-  return { role: 'tool', toolCallId: call.id, name: call.name, content };
-}
-
-/** Why a tool's execution did not complete, in a sentence for the model. */
-function whyNot(child: Readonly<Execution>): string {
-  if (child.stateCd === STATE.CANCELLED) return `the tool's execution ${child.processInstanceId} was cancelled`;
-  const e = child.error;
-  return e ? `${e.code}: ${e.message}` : `the tool's execution ${child.processInstanceId} failed`;
-}
-
-function clip(json: string | undefined): string {
-  const text = json ?? 'null';
-  return text.length > TOOL_RESULT_MAX_CHARS
-    ? `${text.slice(0, TOOL_RESULT_MAX_CHARS)}… (clipped: ${text.length} characters in all)`
-    : text;
 }
 
 const isMessageList = (v: readonly AgentMessage[] | Outcome): v is readonly AgentMessage[] => Array.isArray(v);

@@ -8,6 +8,7 @@ import type { VoiceCall } from '../../voice/types.js';
 import type { HttpCall } from '../../outbound/http-request.js';
 import type { WorkResult } from '../../outbound/result.js';
 import type { ScriptRun } from '../work/script.js';
+import type { McpCall, McpServer } from '../work/mcp.js';
 
 /** What a node's handler may read and compute with. Reads only: handlers never change state. */
 export interface NodeScope {
@@ -84,7 +85,15 @@ export type WorkRequest =
   | { readonly kind: 'http'; readonly call: HttpCall }
   | { readonly kind: 'script'; readonly run: ScriptRun }
   /** A model call; `chat`: where chat memory keeps this turn, and the node's own messages it appends with the answer. */
-  | { readonly kind: 'ai'; readonly call: AiCall; readonly chat?: ChatTurn }
+  | {
+      readonly kind: 'ai';
+      readonly call: AiCall;
+      readonly chat?: ChatTurn;
+      /** A callAgent's MCP servers: their tools are listed and offered beside `call.tools`. */
+      readonly mcp?: readonly McpServer[];
+    }
+  /** A callAgent's call of a tool of an MCP server. */
+  | { readonly kind: 'mcp'; readonly call: McpCall }
   /** A voiceTask's speak or transcribe. */
   | { readonly kind: 'voice'; readonly call: VoiceCall };
 
