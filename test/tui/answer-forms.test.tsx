@@ -309,3 +309,34 @@ t.test(
     t.notMatch(reopened, /late|✖/, 'a late failure is not shown either');
   },
 );
+
+t.test("an agent's tool call waiting for approval: what it asks and why, its arguments editable", async (t) => {
+  const args = JSON.stringify({ to: 'ada@example.com' }, null, 2);
+  const { ui, sent } = await openTask(
+    task({
+      nodeId: 'agent',
+      nodeName: 'Mailer',
+      nodeType: 'callAgent',
+      inputType: 'form',
+      formTitle: 'Approve the call of send_email',
+      fields: [
+        { name: 'arguments', type: 'text', label: 'Arguments (JSON): edit them to change the call', default: args },
+      ],
+      approval: {
+        callId: 'c1',
+        tool: 'send_email',
+        arguments: { to: 'ada@example.com' },
+        reasoning: 'I will email Ada first.',
+        server: 'http://127.0.0.1:9/mcp',
+      },
+    }),
+    { columns: 140 },
+  );
+  t.teardown(ui.unmount);
+  const frame = ui.lastFrame() ?? '';
+  t.match(frame, /Mailer \(approval of a tool call\)/);
+  t.match(frame, /the agent asks to call send_email at http:\/\/127\.0\.0\.1:9\/mcp/);
+  t.match(frame, /it said: I will email Ada first\./);
+  t.match(frame, /Approve the call of send_email/);
+  t.same(sent, []);
+});

@@ -8,6 +8,7 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { formatBytes } from '../../shared/bytes.js';
 import type { InputSpec } from '../../shared/input-data.js';
+import type { ApprovalView } from '../../shared/api/index.js';
 import { calls } from '../../shared/api/calls/index.js';
 import { errorMessage } from '../../shared/errors.js';
 import { ApiError, send as sendCall } from '../api/http.js';
@@ -36,7 +37,7 @@ type Props = {
   readonly nodeId: string;
   readonly nodeName: string;
   /** What the node waits for (its wait, or the task list's item). */
-  readonly spec: InputSpec & { readonly formTitle: string | null };
+  readonly spec: InputSpec & { readonly formTitle: string | null; readonly approval?: ApprovalView };
   /** The session may answer (WORKFLOW_EXECUTE): the buttons are shown. */
   readonly mayExecute: boolean;
   /** Another person claimed the task (their name): the buttons are not shown, and it says why. */
@@ -209,6 +210,16 @@ export function TaskForm({
       <h3 id={`${idBase}-title`} class="task-title">
         {spec.formTitle ?? nodeName}
       </h3>
+      {spec.approval && (
+        <div class="approval">
+          <p>
+            The agent asks to call <strong>{spec.approval.tool}</strong>
+            {spec.approval.server ? ` on the MCP server ${spec.approval.server}` : ''}. Complete runs it (edit the
+            arguments to change them); Cancel refuses it, and the agent reads that.
+          </p>
+          {spec.approval.reasoning !== null && <blockquote class="reasoning">{spec.approval.reasoning}</blockquote>}
+        </div>
+      )}
       {controls.map((c) => (
         <TaskField
           key={c.key}

@@ -97,6 +97,7 @@ export function taskOf(
     dueAt: dueAt(state, inst, node, timers),
     waitingSince: node.startTime,
     ...(agent && { agent }),
+    ...(w.approval && { approval: w.approval }),
   };
 }
 

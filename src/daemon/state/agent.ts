@@ -22,6 +22,8 @@ export interface AgentUpdate {
   readonly calls?: readonly AgentCall[];
   /** Calls that ended, by id: their flow completed (ok) or did not. */
   readonly ended?: ReadonlyArray<{ readonly id: string; readonly ok: boolean }>;
+  /** Calls a person approved (with the arguments as they edited them, if they did) or refused. */
+  readonly approvals?: ReadonlyArray<{ readonly id: string; readonly approved: boolean; readonly arguments?: string }>;
 }
 
 /** An empty state, for the first update. */
@@ -59,6 +61,19 @@ export function applyAgentUpdate(inst: Execution, node: NodeInstance, u: AgentUp
   for (const c of u.calls ?? []) {
     agent.calls.push(c);
     if (c.ok === false) lines.push(`tool ${c.name} (${c.id}): refused: ${refusal(u.messages, c.id)}`);
+    else if (c.approval === 'pending') lines.push(`tool ${c.name} (${c.id}): waits for a person's approval`);
+  }
+  for (const a of u.approvals ?? []) {
+    const i = agent.calls.findIndex((c) => c.id === a.id);
+    if (i < 0) continue;
+    const call = agent.calls[i]!;
+    agent.calls[i] = {
+      ...call,
+      approval: a.approved ? 'approved' : 'refused',
+      ...(a.arguments !== undefined && { arguments: a.arguments }),
+    };
+    const edited = a.arguments !== undefined ? ', with its arguments edited' : '';
+    lines.push(`tool ${call.name} (${call.id}): ${a.approved ? `approved${edited}` : 'refused by a person'}`);
   }
   for (const e of u.ended ?? []) {
     const i = agent.calls.findIndex((c) => c.id === e.id);

@@ -66,6 +66,11 @@ export interface AgentCall {
   readonly childInstanceId: string | null;
   /** null while it runs or waits its turn; true when its flow completed; false for a refusal or a failure. */
   readonly ok: boolean | null;
+  /**
+   * Its tool's entry says `approve: true`: `pending` while it waits for a person, then
+   * `approved` (it runs, with the arguments the person may have edited) or `refused`.
+   */
+  readonly approval?: 'pending' | 'approved' | 'refused';
   /** A call of a tool of an MCP server (`processId` is then empty): the server, the tool's name there. */
   readonly mcp?: {
     readonly url: string;
@@ -120,6 +125,19 @@ export function waitingFor(kind: Wait['kind']): WaitingFor {
 }
 
 /** What a waiting node waits for. `dueAt` arms a timer (input timeout, timer event). */
+/** What a person approves: the tool call of an agent, and what the model said before asking for it. */
+export interface ApprovalView {
+  readonly callId: string;
+  /** The tool's name, as the model called it. */
+  readonly tool: string;
+  readonly arguments: unknown;
+  /** The model's text in the turn that asked for the call (its reasoning so far), clipped; null: none. */
+  readonly reasoning: string | null;
+  /** The flow the tool runs, or the MCP server it calls. */
+  readonly processId?: string;
+  readonly server?: string;
+}
+
 export type Wait =
   | {
       readonly kind: 'input';
@@ -129,6 +147,8 @@ export type Wait =
       readonly fields: readonly FormField[] | null;
       readonly assignee: string | null;
       readonly dueAt: string | null;
+      /** A callAgent's tool call waiting for a person's approval (the node is the agent). */
+      readonly approval?: ApprovalView;
     }
   | {
       readonly kind: 'event';

@@ -71,7 +71,7 @@ export const WaitingTask = Answer({
   nodeInstanceId: Type.String(),
   nodeId: Type.String(),
   nodeName: Type.String(),
-  nodeType: Type.Unsafe<string>({ type: 'string', enum: ['inputNode', 'userTask'] }),
+  nodeType: Type.Unsafe<string>({ type: 'string', enum: ['inputNode', 'userTask', 'callAgent'] }),
   inputType: Type.Unsafe<InputType>({ type: 'string' }),
   /** Resolved when the node was reached (the wait holds it so). */
   formTitle: NullableString(),
@@ -95,6 +95,17 @@ export const WaitingTask = Answer({
       nodeName: Type.String(),
       /** The tool's name, as the model called it. */
       tool: Type.String(),
+    }),
+  ),
+  /** A callAgent's tool call waiting for approval (COMPLETE runs it, with `arguments` edited or not; CANCEL refuses it). */
+  approval: Type.Optional(
+    Answer({
+      callId: Type.String(),
+      tool: Type.String(),
+      arguments: Type.Unknown(),
+      reasoning: NullableString(),
+      processId: Type.Optional(Type.String()),
+      server: Type.Optional(Type.String()),
     }),
   ),
 });

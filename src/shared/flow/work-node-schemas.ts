@@ -14,6 +14,12 @@ import {
 } from './schema-parts.js';
 import type { NodeType } from './types.js';
 
+/** A callAgent tool entry's `approve`. */
+const approve = {
+  type: 'boolean',
+  description: "each call waits for a person's approval (an input task on the agent) before it runs (default false)",
+} as const;
+
 /** The work node types, in the schema's order. */
 type WorkNodeType = 'serviceTask' | 'scriptTask' | 'aiTask' | 'callAgent' | 'voiceTask' | 'memoryAction' | 'domainTask';
 
@@ -113,6 +119,7 @@ export const WORK_NODE_PROPERTIES: {
                   items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
                   description: "the server's tools offered (default: every tool it lists)",
                 },
+                approve,
               },
             },
             {
@@ -127,6 +134,7 @@ export const WORK_NODE_PROPERTIES: {
                   description: "the tool's name for the model (default: from the flow's name)",
                 },
                 description: { type: 'string', description: "what the tool does (default: the flow's description)" },
+                approve,
               },
             },
           ],

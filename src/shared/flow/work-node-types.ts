@@ -70,7 +70,14 @@ export interface AiTaskNode extends NodeBase, ModelCallSpec {
 }
 /** A callAgent's tool: a published flow (by processId), optionally named and described for the model. */
 export type FlowToolSpec =
-  string | { readonly processId: string; readonly name?: string; readonly description?: string };
+  | string
+  | {
+      readonly processId: string;
+      readonly name?: string;
+      readonly description?: string;
+      /** Each call waits for a person's approval (an input task on the agent) before it runs. */
+      readonly approve?: boolean;
+    };
 /**
  * A callAgent's tools from an MCP server (streamable HTTP): every tool it lists, or those
  * `allow` names. Header values may name `{secret.NAME}` and `{env.NAME}`.
@@ -78,6 +85,8 @@ export type FlowToolSpec =
 export interface McpToolsSpec {
   readonly mcp: { readonly url: string; readonly headers?: Readonly<Record<string, string>> };
   readonly allow?: readonly string[];
+  /** Each call waits for a person's approval (an input task on the agent) before it runs. */
+  readonly approve?: boolean;
 }
 /** One entry of a callAgent's `tools`. */
 export type AgentToolSpec = FlowToolSpec | McpToolsSpec;

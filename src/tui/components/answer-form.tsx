@@ -34,8 +34,12 @@ export function AnswerForm({ task, draft, problems, confirming, sending, failure
     <Box flexDirection="column">
       <Text>
         <Text bold>{task.processName}</Text> v{task.processVersion} · {task.nodeName} (
-        {task.nodeType === 'userTask' ? 'user task' : `input ${task.inputType}`}) · waiting since{' '}
-        {clock(task.waitingSince)} ({duration(task.waitingSince, null, now)})
+        {task.nodeType === 'userTask'
+          ? 'user task'
+          : task.nodeType === 'callAgent'
+            ? 'approval of a tool call'
+            : `input ${task.inputType}`}
+        ) · waiting since {clock(task.waitingSince)} ({duration(task.waitingSince, null, now)})
       </Text>
       <Text dimColor>
         execution {task.processInstanceId}
@@ -47,6 +51,16 @@ export function AnswerForm({ task, draft, problems, confirming, sending, failure
           a tool call of agent {task.agent.nodeName} (tool {task.agent.tool}) in execution{' '}
           {task.agent.processInstanceId}
         </Text>
+      )}
+      {task.approval && (
+        <Box flexDirection="column" marginTop={1}>
+          <Text>
+            the agent asks to call <Text bold>{task.approval.tool}</Text>
+            {task.approval.server ? ` at ${task.approval.server}` : ''}: complete runs it (edit the arguments to change
+            them), cancel refuses it
+          </Text>
+          {task.approval.reasoning !== null && <Text dimColor>it said: {task.approval.reasoning}</Text>}
+        </Box>
       )}
       <Box marginY={1}>
         <Text bold>{task.formTitle ?? task.nodeName}</Text>

@@ -6,8 +6,16 @@
 import { flowToolSpecs, isMcpTools, toolNameFor, toolProcessId } from '../../../shared/flow/agent-tools.js';
 import { checkInputs } from '../../../shared/flow/inputs.js';
 import type { CallAgentNode, FlowDefinition } from '../../../shared/flow/types.js';
-import { STATE, type AgentCall, type AgentMessage, type AgentToolCall, type Execution } from '../../state/state.js';
-import { notJson } from '../../ai/structured-output.js';
+import type { AgentUpdate } from '../../state/agent.js';
+import {
+  STATE,
+  type AgentCall,
+  type AgentMessage,
+  type AgentState,
+  type AgentToolCall,
+  type Execution,
+} from '../../state/state.js';
+import { jsonOrText, notJson } from '../../ai/structured-output.js';
 import type { AiTool } from '../../ai/types.js';
 import type { McpCallValue, McpListedTool, McpServer } from '../work/mcp.js';
 import { SecretRefs } from '../work/secret-refs.js';
@@ -161,3 +169,38 @@ export const UNKNOWN_OUTCOME = JSON.stringify({
   error:
     'the daemon stopped while this call ran, so whether it took effect is unknown; it was not repeated (the tool does not say a second call is safe)',
 });
+
+/** The result's account of the run: turns, every tool call with its child and outcome, tokens. */
+export function summary(agent: Pick<AgentState, 'steps' | 'calls' | 'usage'>) {
+  return {
+    steps: agent.steps,
+    toolCalls: agent.calls.map((c) => ({
+      name: c.name,
+      arguments: jsonOrText(c.arguments),
+      childInstanceId: c.childInstanceId,
+      ...(c.mcp && { server: c.mcp.url }),
+      ...(c.approval && { approval: c.approval }),
+      ok: c.ok,
+    })),
+    usage: { inputTokens: agent.usage.inputTokens, outputTokens: agent.usage.outputTokens },
+  };
+}
+
+/** `calls` as `update` leaves them: its calls appended, its approvals and ends applied. */
+export function mergeCalls(calls: readonly AgentCall[], update: AgentUpdate | undefined): AgentCall[] {
+  const out = [...calls, ...(update?.calls ?? [])];
+  for (const a of update?.approvals ?? []) {
+    const i = out.findIndex((c) => c.id === a.id);
+    if (i >= 0)
+      out[i] = {
+        ...out[i]!,
+        approval: a.approved ? 'approved' : 'refused',
+        ...(a.arguments !== undefined && { arguments: a.arguments }),
+      };
+  }
+  for (const e of update?.ended ?? []) {
+    const i = out.findIndex((c) => c.id === e.id);
+    if (i >= 0) out[i] = { ...out[i]!, ok: e.ok };
+  }
+  return out;
+}

@@ -14,15 +14,17 @@
 import { passOn } from '../../../shared/flow/failure-codes.js';
 import type { CallAgentNode } from '../../../shared/flow/types.js';
 import type { AgentUpdate } from '../../state/agent.js';
-import { STATE, type AgentCall, type AgentMessage, type AgentState, type Execution } from '../../state/state.js';
-import { jsonOrText } from '../../ai/structured-output.js';
+import { STATE, type AgentCall, type AgentMessage, type Execution } from '../../state/state.js';
 import type { AiAnswer } from '../../ai/types.js';
 import type { McpListedTool } from '../work/mcp.js';
 import { chatMemoryWrite, modelCall, openingMessages } from './ai.js';
+import { approvalAnswer, approvalWait, needsApproval } from './agent-approval.js';
 import {
   checkCall,
   clip,
   flowToolsOf,
+  mergeCalls,
+  summary,
   mcpOutcome,
   mcpServersOf,
   toolMessage,
@@ -70,6 +72,13 @@ export const callAgent: NodeHandler<CallAgentNode> = {
     if (input.kind === 'work')
       return input.request?.kind === 'mcp' ? mcpDone(node, scope, flows, input) : answered(node, scope, flows, input);
     if (input.kind === 'child') return toolEnded(node, scope, flows, input.child);
+    if (input.kind === 'task') {
+      // A person answered the approval of the first call waiting for one.
+      const pending = scope.agent?.calls.find((c) => c.approval === 'pending');
+      if (!pending)
+        return { kind: 'fail', code: 'INTERNAL_ERROR', message: 'UNEXPECTED_ANSWER: no call waits for approval' };
+      return advance(node, scope, flows, approvalAnswer(pending, input.action, input.data));
+    }
     return { kind: 'fail', code: 'INTERNAL_ERROR', message: `NOT_RESUMABLE: a callAgent resumed by ${input.kind}` };
   },
 };
@@ -196,8 +205,13 @@ function answered(
     } else if ('mcp' in checked) {
       const { entry, tool, idempotent } = checked.mcp;
       const url = servers.find((s) => s.entry === entry)?.url ?? '';
-      calls.push({ ...base, processId: '', ok: null, mcp: { url, tool, entry, idempotent } });
-    } else calls.push({ ...base, processId: checked.flow.processId, ok: null });
+      const approval = needsApproval(node, { processId: '', mcpEntry: entry }) && { approval: 'pending' as const };
+      calls.push({ ...base, processId: '', ok: null, ...approval, mcp: { url, tool, entry, idempotent } });
+    } else {
+      const processId = checked.flow.processId;
+      const approval = needsApproval(node, { processId }) && { approval: 'pending' as const };
+      calls.push({ ...base, processId, ok: null, ...approval });
+    }
   }
   return advance(node, scope, flows, { ...turn, messages: [...turn.messages!, ...refusals], calls });
 }
@@ -211,6 +225,12 @@ function advance(node: CallAgentNode, scope: NodeScope, flows: readonly FlowTool
   const before = scope.agent;
   const calls = mergeCalls(before?.calls ?? [], update);
   const open = calls.filter((c) => c.ok === null);
+  // Approvals are asked first, one at a time; nothing of the turn runs before they are given.
+  const pending = open.find((c) => c.approval === 'pending');
+  if (pending) {
+    const messages = [...(before?.messages ?? []), ...(update.messages ?? [])];
+    return { kind: 'wait', wait: approvalWait(pending, messages), agent: update };
+  }
   const mcp = open.find((c) => c.mcp !== undefined);
   if (mcp) return mcpWork(node, scope, flows, mcp, update);
   if (open.some((c) => c.childInstanceId !== null))
@@ -220,6 +240,16 @@ function advance(node: CallAgentNode, scope: NodeScope, flows: readonly FlowTool
     const start: ChildStart[] = [];
     for (const c of queued) {
       const checked = checkCall(flows, [], c);
+      // Arguments a person edited that its inputs refuse: the model reads why, as for its own.
+      if (!('flow' in checked) && c.approval === 'approved') {
+        const error = 'error' in checked ? checked.error : 'not a flow';
+        const refused: AgentUpdate = {
+          ...update,
+          messages: [...(update.messages ?? []), toolMessage(c, JSON.stringify({ error }))],
+          ended: [...(update.ended ?? []), { id: c.id, ok: false }],
+        };
+        return advance(node, scope, flows, refused);
+      }
       // Its flow was published again, with other inputs, since the call was accepted.
       if (!('flow' in checked))
         return failed(
@@ -351,30 +381,6 @@ function failed(
     variables: { [node.resultVariable ?? scope.nodeId]: value },
     ...(update && { agent: update }),
   };
-}
-
-/** The result's account of the run: turns, every tool call with its child and outcome, tokens. */
-function summary(agent: Pick<AgentState, 'steps' | 'calls' | 'usage'>) {
-  return {
-    steps: agent.steps,
-    toolCalls: agent.calls.map((c) => ({
-      name: c.name,
-      arguments: jsonOrText(c.arguments),
-      childInstanceId: c.childInstanceId,
-      ...(c.mcp && { server: c.mcp.url }),
-      ok: c.ok,
-    })),
-    usage: { inputTokens: agent.usage.inputTokens, outputTokens: agent.usage.outputTokens },
-  };
-}
-
-function mergeCalls(calls: readonly AgentCall[], update: AgentUpdate | undefined): AgentCall[] {
-  const out = [...calls, ...(update?.calls ?? [])];
-  for (const e of update?.ended ?? []) {
-    const i = out.findIndex((c) => c.id === e.id);
-    if (i >= 0) out[i] = { ...out[i]!, ok: e.ok };
-  }
-  return out;
 }
 
 /** The conversation the first turn sent: the call's own, or made again when the result came without it. */

@@ -55,6 +55,7 @@ export function answer(s: Step, input: AnswerInput): void {
   }
   const { data } = input;
   if (input.action === 'COMPLETE') validateTaskData(ni.wait, data);
+  if (input.action === 'COMPLETE' && ni.wait.approval !== undefined) checkEditedArguments(data);
   const given =
     input.action === 'COMPLETE' && ni.wait.inputType === 'file' ? withFile(s.ctx, inst.organization, data) : data;
   if (input.by !== undefined)
@@ -79,4 +80,25 @@ function withFile(ctx: StepContext, organization: string, data: Record<string, u
   }
   const { fileId: id, name, mimeType, bytes, sha256 } = file;
   return extensibleCopy(data, { inputValue: { fileId: id, name, mimeType, bytes, sha256 } });
+}
+
+/**
+ * An approval's `arguments`, when given, must be the JSON text of an object: the call's new
+ * arguments. Throws 422 VALIDATION_ERROR, and the call keeps waiting.
+ */
+function checkEditedArguments(data: Record<string, unknown>): void {
+  const given = data.arguments;
+  if (given === undefined) return;
+  let parsed: unknown;
+  try {
+    parsed = typeof given === 'string' ? JSON.parse(given) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return;
+  const problem = "must be the JSON text of an object (the tool call's arguments)";
+  throw new WfxError('VALIDATION_ERROR', `arguments: ${problem}`, {
+    status: 422,
+    details: { field: 'arguments', problems: [`arguments: ${problem}`], fields: { arguments: problem } },
+  });
 }
