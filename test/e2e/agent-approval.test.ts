@@ -4,7 +4,8 @@ import type { AgentState, InstanceView, WaitingTask } from '../../src/shared/api
 import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
 import { startMcpServer } from '../helpers/mcp-server.js';
-import { reply, startOpenAiServer } from '../helpers/openai-server.js';
+import { kill, scriptedModel } from '../helpers/agent-e2e.js';
+import { reply } from '../helpers/openai-server.js';
 
 // Issue #89 on a real daemon: an agent's call of an MCP tool with `approve: true` waits as a
 // task; the daemon is SIGKILLed and the task is still there after the restart; COMPLETE (with
@@ -41,22 +42,7 @@ nodes:
     });
     const first = await startDaemon(t, { cwd });
     const run = (args: string[]) => wfxIn(args, { cwd });
-    const model = await startOpenAiServer();
-    t.teardown(() => model.close());
-    const created = await run([
-      'ai',
-      'providers',
-      'create',
-      'scripted',
-      '--kind',
-      'openai-compatible',
-      '--base-url',
-      model.baseUrl,
-      '--model',
-      'm',
-      '--default',
-    ]);
-    t.equal(created.code, 0, created.stderr);
+    const model = await scriptedModel(t, run);
     t.equal((await run(['flow', 'publish', 'agent.yaml'])).code, 0);
 
     model.script(
@@ -83,15 +69,7 @@ nodes:
       },
     });
 
-    process.kill(first.pid, 'SIGKILL');
-    await eventually('the daemon is gone', () => {
-      try {
-        process.kill(first.pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    });
+    await kill(first.pid);
     const restarted = await startDaemon(t, { cwd });
     client = await adminClient(cwd, restarted.url);
     const after = (await tasks()).find((x) => x.approval);

@@ -7,9 +7,10 @@ import t, { type Test } from 'tap';
 import type { WfxClient } from '../../src/client/client.js';
 import type { AgentState, InstanceView } from '../../src/shared/api/index.js';
 import { strictLookupFlow } from '../helpers/agent-daemon.js';
-import { adminClient, startDaemon, wfxIn, type CliResult } from '../helpers/cli.js';
+import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
-import { reply, startOpenAiServer, type OpenAiServer } from '../helpers/openai-server.js';
+import { kill, scriptedModel } from '../helpers/agent-e2e.js';
+import { reply } from '../helpers/openai-server.js';
 import { writeTinyGguf } from '../helpers/tiny-gguf.js';
 
 // callAgent on a real daemon over real HTTP: SIGKILL at each point of a turn, counting the
@@ -65,39 +66,6 @@ async function setup(t: Test, env?: NodeJS.ProcessEnv) {
   return { cwd, daemon, run };
 }
 
-/** A scripted OpenAI-compatible server, registered as the organization's default provider. */
-async function model(t: Test, run: (args: string[]) => Promise<CliResult>): Promise<OpenAiServer> {
-  const server = await startOpenAiServer();
-  t.teardown(() => server.close());
-  const created = await run([
-    'ai',
-    'providers',
-    'create',
-    'scripted',
-    '--kind',
-    'openai-compatible',
-    '--base-url',
-    server.baseUrl,
-    '--model',
-    'm',
-    '--default',
-  ]);
-  t.equal(created.code, 0, created.stderr);
-  return server;
-}
-
-async function kill(pid: number): Promise<void> {
-  process.kill(pid, 'SIGKILL');
-  await eventually(`daemon ${pid} is gone`, () => {
-    try {
-      process.kill(pid, 0);
-      return false;
-    } catch {
-      return true;
-    }
-  });
-}
-
 const agentOf = (inst: InstanceView): AgentState | undefined => inst.nodes.find((n) => n.nodeId === 'agent')?.agent;
 
 /** Executions of `processId` so far (children included). */
@@ -110,7 +78,7 @@ t.test(
   'SIGKILL at each point of a turn: the model is asked once more per turn in flight, no tool runs twice',
   async (t) => {
     const { cwd, daemon, run } = await setup(t);
-    const server = await model(t, run);
+    const server = await scriptedModel(t, run);
 
     // 1. Turn 1 in flight.
     server.script(reply.hang());
@@ -219,7 +187,7 @@ t.test(
     // The daemon stops right after the step that records the last child's output and asks for
     // turn 2, before the model is called (crash-point.ts): the kill lands exactly there.
     const { cwd, daemon, run } = await setup(t, { WFX_TEST_CRASH_POINT: 'agent:tools-ended' });
-    const server = await model(t, run);
+    const server = await scriptedModel(t, run);
     server.script(
       reply.toolCalls([
         { id: 'c1', name: 'look_up_order', arguments: { orderId: 'A-1' } },
