@@ -217,9 +217,10 @@ function answered(
 }
 
 /**
- * What the agent does once `update` is recorded: the next MCP call (one at a time, in the order
- * the model asked for them), else it waits for the tool flows running, else it starts those
- * queued (all at once, or the next with `parallelToolCalls: false`), else the next turn.
+ * What the agent does once `update` is recorded: it asks the next approval (agent-approval.ts),
+ * else makes the next MCP call (one at a time, in the order the model asked for them), else waits
+ * for the tool flows running, else starts those queued (all at once, or the next with
+ * `parallelToolCalls: false`), else asks for the next turn.
  */
 function advance(node: CallAgentNode, scope: NodeScope, flows: readonly FlowTool[], update: AgentUpdate): Outcome {
   const before = scope.agent;
