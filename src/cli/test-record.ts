@@ -160,6 +160,64 @@ function mockAnswers(f: Fetched, ni: NodeView, def: FlowNode, end: number | unde
   }
 }
 
+/**
+ * The answers of an agent's MCP tools, each under `AGENT.TOOL` (TOOL: its name on its server),
+ * read from the tool messages the model got: a JSON object as `result`, other text as `text`, a
+ * call the server did not answer (`CODE: message`) as `fail`, the tool's own error as `error`.
+ * A call a person refused made no call; one under way at a crash and not repeated has no answer.
+ */
+function mcpAnswers(ni: NodeView): Array<[string, unknown]> {
+  const out: Array<[string, unknown]> = [];
+  const messages = ni.agent?.messages ?? [];
+  for (const c of ni.agent?.calls ?? []) {
+    if (c.mcp === undefined || c.ok === null || c.approval === 'refused') continue;
+    const content = messages.find((m) => m.role === 'tool' && m.toolCallId === c.id)?.content;
+    if (content === undefined || content.startsWith('{"error":"the daemon stopped while this call ran')) continue;
+    const parsed = parseArguments(content);
+    let answer: unknown;
+    if (!c.ok) {
+      const text = errorOf(content) ?? content;
+      const failure = /^([A-Z][A-Z0-9_]+): (.*)$/s.exec(text);
+      answer = failure ? { fail: { code: failure[1], message: failure[2] } } : { error: text };
+    } else if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) && content.startsWith('{'))
+      answer = { result: parsed };
+    else answer = { text: content };
+    out.push([`${ni.nodeId}.${c.mcp.tool}`, answer]);
+  }
+  return out;
+}
+
+/** An agent's approvals as the answers a person gave, each at the time its log line says. */
+function approvalAnswers(f: Fetched, ni: NodeView): Array<{ at: string; step: Step }> {
+  const calls = ni.agent?.calls ?? [];
+  const messages = ni.agent?.messages ?? [];
+  const out: Array<{ at: string; step: Step }> = [];
+  for (const l of f.logs) {
+    if (l.nodeId !== ni.nodeId || l.timestamp < ni.startTime || (ni.endTime !== null && l.timestamp > ni.endTime))
+      continue;
+    const m = /^tool \S+ \(([^)]+)\): (approved|refused by a person)(, with its arguments edited)?/.exec(l.message);
+    const call = m && calls.find((c) => c.id === m[1]);
+    if (!m || !call) continue;
+    if (m[2] === 'approved') {
+      const data = m[3] === undefined ? {} : { arguments: call.arguments };
+      out.push({ at: l.timestamp, step: { answer: { node: ni.nodeId, data } } });
+      continue;
+    }
+    const refusal = messages.find((x) => x.role === 'tool' && x.toolCallId === call.id)?.content ?? '';
+    const reason = /^a person refused this call: (.*)$/s.exec(errorOf(refusal) ?? '')?.[1];
+    const data = reason === undefined ? {} : { data: { reason } };
+    out.push({ at: l.timestamp, step: { answer: { node: ni.nodeId, action: 'CANCEL', ...data } } });
+  }
+  return out;
+}
+
+/** The `error` of a tool message's `{"error": ...}` content. */
+function errorOf(content: string): string | undefined {
+  const parsed = parseArguments(content);
+  const error = parsed !== null && typeof parsed === 'object' ? (parsed as { error?: unknown }).error : undefined;
+  return typeof error === 'string' ? error : undefined;
+}
+
 const parseArguments = (text: string): unknown => {
   try {
     return JSON.parse(text) as unknown;
@@ -224,7 +282,10 @@ export function recordedCase(
       const end = ends.get(ni);
       const answers = mockAnswers(f, ni, def, end);
       if (answers.length > 0) mocks.set(ni.nodeId, [...(mocks.get(ni.nodeId) ?? []), ...answers]);
+      if (def.type === 'callAgent')
+        for (const [key, answer] of mcpAnswers(ni)) mocks.set(key, [...(mocks.get(key) ?? []), answer]);
       if (f !== root) continue; // answers and events reach the top execution's nodes only
+      if (def.type === 'callAgent') inputs.push(...approvalAnswers(f, ni));
       if ((def.type === 'inputNode' || def.type === 'userTask') && ni.endTime !== null) {
         if (ni.statusCd === STATUS.CANCELLED && end !== undefined && /task was cancelled/.test(root.logs[end]!.message))
           inputs.push({ at: ni.endTime, step: { answer: { node: ni.nodeId, action: 'CANCEL' } } });

@@ -1,5 +1,8 @@
 import '../setup/fixtures.js'; // fixtures under the OS temp dir (see there)
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
+import { parse } from 'yaml';
 import type { AgentState, InstanceView, WaitingTask } from '../../src/shared/api/index.js';
 import { adminClient, startDaemon, wfxIn } from '../helpers/cli.js';
 import { eventually } from '../helpers/eventually.js';
@@ -10,6 +13,7 @@ import { reply } from '../helpers/openai-server.js';
 // Issue #89 on a real daemon: an agent's call of an MCP tool with `approve: true` waits as a
 // task; the daemon is SIGKILLed and the task is still there after the restart; COMPLETE (with
 // the arguments edited) runs the tool once; CANCEL gives the model a refusal and it goes on.
+// Recorded with `wfx test record`, the execution runs again as a flow test.
 
 const AGENT = '89000000-0000-4000-8000-0000000000a1';
 
@@ -122,5 +126,22 @@ nodes:
       ],
     );
     t.match(inst.data, { agent: { text: 'Ada is told; Bob was not.' } });
+
+    // Recorded as a flow test: the MCP tool's answer a mock, the approvals the steps; it passes.
+    const recorded = await run(['test', 'record', id, '--out', 'agent.test.yaml', '--flow', 'agent.yaml']);
+    t.equal(recorded.code, 0, recorded.stderr);
+    const file = parse(await readFile(join(cwd, 'agent.test.yaml'), 'utf8')) as {
+      cases: Array<{ mocks: Record<string, unknown>; steps: Array<Record<string, unknown>> }>;
+    };
+    t.same(file.cases[0]!.mocks['agent.send_email'], { text: 'sent to ada@corp.example' });
+    t.same(
+      file.cases[0]!.steps.filter((s) => 'answer' in s),
+      [
+        { answer: { node: 'agent', data: { arguments: '{"to":"ada@corp.example"}' } } },
+        { answer: { node: 'agent', action: 'CANCEL' } },
+      ],
+    );
+    const replayed = await run(['test', 'agent.test.yaml']);
+    t.equal(replayed.code, 0, replayed.stdout + replayed.stderr);
   },
 );

@@ -4,23 +4,26 @@
  * serviceTask's mock answers each attempt through callHttp (accepted statuses, retries,
  * failure codes); an aiTask's or callAgent's answers each request to the model through the
  * daemon's model runner (structured output checked, repairs asked, tool calls passed to the
- * agent); a domainTask's answers each of its jobs as its worker would (`job`, through the step's
- * own completion, the action's output schema checked); a voiceTask's gives what it heard or a
- * file it spoke. A scriptTask with no mock runs in the
- * real sandbox; any other work node with none
- * stops the case (NO_MOCK), a serviceTask's unless the network is allowed.
+ * agent); a callAgent's MCP tools, mocked as `AGENT.TOOL`, are offered and answered through
+ * the work runner's MCP code (mcp-mocks.ts); a domainTask's answers each of its jobs as its
+ * worker would (`job`, through the step's own completion, the action's output schema checked); a
+ * voiceTask's gives what it heard or a file it spoke. A scriptTask with no mock runs in the real
+ * sandbox; any other work node with none stops the case (NO_MOCK), a serviceTask's and an MCP
+ * server's unless the network is allowed.
  */
-import { createHash } from 'node:crypto';
 import { createAiRunner } from '../ai/runner.js';
 import type { ModelOutcome, ProviderKind } from '../ai/provider-kind.js';
-import type { AiCall } from '../ai/types.js';
 import type { WorkOrder } from '../engine/step/context.js';
+import type { WorkRequest } from '../engine/nodes/handler.js';
+import { McpWork } from '../engine/work/mcp-work.js';
+import type { McpListedTool } from '../engine/work/mcp.js';
 import { callHttp, type HttpReply } from '../engine/work/http.js';
 import type { ScriptRunner } from '../engine/work/script.js';
 import type { WorkResult } from '../outbound/result.js';
 import type { AiProvider } from '../state/state.js';
-import type { Spoken, VoiceCall } from '../voice/types.js';
 import { withoutSecretValues, withSecretValues } from '../engine/work/secret-refs.js';
+import { mockedMcpClient, mockedTools } from './mcp-mocks.js';
+import { spokenFile } from './voice-mocks.js';
 import type { FailMock, JobMock, Mock, MockAnswer } from './test-file.js';
 
 /** Stops a case: thrown from anywhere in it, caught once by runCase. */
@@ -86,30 +89,41 @@ export class CaseWork {
   async run(order: WorkOrder, nodeId: string): Promise<WorkResult> {
     const request = order.request;
     if (request.kind === 'http' && request.call.secrets !== undefined) {
-      const values = new Map<string, string>();
-      const named = new Map<string, string>();
-      for (const [token, name] of Object.entries(request.call.secrets)) {
-        const value = Object.hasOwn(this.secrets, name) ? this.secrets[name]! : undefined;
-        if (value === undefined)
-          return {
-            ok: false,
-            code: 'SECRET_NOT_FOUND',
-            message: `secret ${name} has no value in the case (give it under secrets)`,
-          };
-        values.set(token, value);
-        if (value !== '') named.set(value, name);
-      }
+      const opened = this.openSecrets(request.call.secrets);
+      if (!opened.ok) return opened;
       const result = await this.work(
-        { ...order, request: { kind: 'http', call: withSecretValues(request.call, values) } },
+        { ...order, request: { kind: 'http', call: withSecretValues(request.call, opened.values) } },
         nodeId,
       );
-      return withoutSecretValues(result, named);
+      return withoutSecretValues(result, opened.named);
     }
     return this.work(order, nodeId);
   }
 
+  /** The case's values of a call's secrets (`byToken`: stand-in -> name), or SECRET_NOT_FOUND. */
+  private openSecrets(
+    byToken: Readonly<Record<string, string>>,
+  ): { ok: true; values: Map<string, string>; named: Map<string, string> } | Extract<WorkResult, { ok: false }> {
+    const values = new Map<string, string>();
+    const named = new Map<string, string>();
+    for (const [token, name] of Object.entries(byToken)) {
+      const value = Object.hasOwn(this.secrets, name) ? this.secrets[name]! : undefined;
+      if (value === undefined)
+        return {
+          ok: false,
+          code: 'SECRET_NOT_FOUND',
+          message: `secret ${name} has no value in the case (give it under secrets)`,
+        };
+      values.set(token, value);
+      if (value !== '') named.set(value, name);
+    }
+    return { ok: true, values, named };
+  }
+
   private async work(order: WorkOrder, nodeId: string): Promise<WorkResult> {
     const request = order.request;
+    // An MCP tool's mock is under AGENT.TOOL, not under the agent's id.
+    if (request.kind === 'mcp') return this.mcp(nodeId).call(order, request.call, NOT_ABORTED);
     if (this.mocks[nodeId] === undefined) {
       if (request.kind === 'script') return this.setting.scripts().run(request.run);
       if (request.kind === 'http' && this.setting.allowNetwork) return callHttp(request.call);
@@ -120,7 +134,7 @@ export class CaseWork {
       );
     }
     if (request.kind === 'http') return this.http(nodeId, request.call);
-    if (request.kind === 'ai') return this.model(nodeId, request.call);
+    if (request.kind === 'ai') return this.model(order, nodeId, request);
     const answer = this.next(nodeId);
     if ('fail' in answer) return { ok: false, code: answer.fail.code as never, message: answer.fail.message };
     if (request.kind === 'voice') {
@@ -193,10 +207,32 @@ export class CaseWork {
     return result;
   }
 
-  /** An aiTask's or callAgent's model call: each request takes the next answer, through the model runner. */
-  private async model(nodeId: string, call: AiCall): Promise<WorkResult> {
+  /**
+   * An aiTask's or callAgent's model call: a callAgent's MCP servers listed first (mcp-mocks.ts),
+   * then each request to the model takes the next answer, through the model runner.
+   */
+  private async model(
+    order: WorkOrder,
+    nodeId: string,
+    request: Extract<WorkRequest, { kind: 'ai' }>,
+  ): Promise<WorkResult> {
+    let call = request.call;
+    let listed: readonly McpListedTool[] | null = null;
+    if (request.mcp !== undefined) {
+      const servers = await this.mcp(nodeId).list(order, request, NOT_ABORTED);
+      if (!servers.ok) return servers;
+      const offered = new Set(servers.tools.map((t) => t.tool));
+      const unlisted = mockedTools(this.mocks, nodeId).find((tool) => !offered.has(tool));
+      if (unlisted !== undefined)
+        throw new CaseStop(
+          this.at,
+          `"${nodeId}.${unlisted}" mocks an MCP tool no server of "${nodeId}" offers: their allow lists leave it out`,
+        );
+      ({ call, tools: listed } = servers);
+    }
     const first = this.next(nodeId);
     if ('fail' in first) return { ok: false, code: first.fail.code as never, message: first.fail.message };
+    const names = new Set((call.tools ?? []).map((t) => t.name));
     let pending: MockAnswer | null = first;
     let stopped: CaseStop | null = null;
     const kind: ProviderKind = {
@@ -206,7 +242,14 @@ export class CaseWork {
           pending = null;
           if ('reply' in a)
             return Promise.resolve(answerOf(typeof a.reply === 'string' ? a.reply : JSON.stringify(a.reply)));
-          if ('toolCalls' in a)
+          if ('toolCalls' in a) {
+            const unknown = listed === null ? undefined : a.toolCalls.find((t) => !names.has(t.name));
+            if (unknown !== undefined)
+              throw new CaseStop(
+                this.at,
+                `NO_MOCK: callAgent "${nodeId}" calls ${unknown.name}, which none of its tools is: ` +
+                  `mock its MCP servers' tool under "${nodeId}.${unknown.name}"`,
+              );
             return Promise.resolve({
               ...answerOf(''),
               finishReason: 'tool_calls',
@@ -216,6 +259,7 @@ export class CaseWork {
                 arguments: JSON.stringify(t.arguments),
               })),
             });
+          }
           throw this.wrongKind(nodeId, 'ai');
         } catch (err) {
           stopped = err as CaseStop;
@@ -225,50 +269,47 @@ export class CaseWork {
       close: () => Promise.resolve(),
     };
     const runner = createAiRunner({ kinds: { 'openai-compatible': kind, local: kind } });
-    const result = await runner.run(call, () => MOCK_PROVIDER, { signal: new AbortController().signal });
+    const result = await runner.run(call, () => MOCK_PROVIDER, { signal: NOT_ABORTED });
     await runner.close();
     if (stopped !== null) throw stopped;
-    return result;
+    // The step routes each call by the tools this turn offered, as the work runner's result says.
+    return listed === null || !result.ok
+      ? result
+      : { ...result, value: { ...(result.value as object), mcpTools: listed } };
+  }
+
+  /**
+   * Agent `nodeId`'s MCP servers: the case's mocks of their tools, or, with none and the
+   * network allowed, the real servers. Header secrets take the case's values either way.
+   */
+  private mcp(nodeId: string): McpWork {
+    const tools = mockedTools(this.mocks, nodeId);
+    const real = tools.length === 0 && this.setting.allowNetwork;
+    return new McpWork({
+      network: undefined,
+      openSecrets: (_order, byToken) => Promise.resolve(this.openSecrets(byToken)),
+      log: () => {},
+      ...(!real && {
+        client: mockedMcpClient(
+          tools,
+          (tool) => {
+            if (this.mocks[`${nodeId}.${tool}`] === undefined)
+              throw new CaseStop(
+                this.at,
+                `NO_MOCK: MCP tool ${tool} of "${nodeId}" has no mock: give it one under "${nodeId}.${tool}"`,
+              );
+            return this.next(`${nodeId}.${tool}`);
+          },
+          (tool) =>
+            new CaseStop(this.at, `"${nodeId}.${tool}" is an MCP tool: mock it with result, text, error or fail`),
+        ),
+      }),
+    });
   }
 }
 
-/** How long a spoken file is kept, as a daemon's retention would keep it. */
-const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
-
-/** The audio formats a speak writes, by their types. */
-const AUDIO_TYPES: Readonly<Record<string, string>> = {
-  wav: 'audio/wav',
-  mp3: 'audio/mpeg',
-  opus: 'audio/ogg',
-  flac: 'audio/flac',
-};
-
-/**
- * What a mocked speak made: a file of the case (its id the same in every run of the case, its
- * content empty) named and typed as the real one would be.
- */
-function spokenFile(
-  call: Extract<VoiceCall, { operation: 'speak' }>,
-  spoken: { readonly durationMs?: number; readonly bytes?: number },
-  nodeId: string,
-  n: number,
-  now: Date,
-): Spoken {
-  const at = now.toISOString();
-  return {
-    file: {
-      fileId: `file_${createHash('sha256').update(`${nodeId}\n${n}`).digest('hex').slice(0, 32)}`,
-      organization: call.organization,
-      name: call.fileName,
-      mimeType: AUDIO_TYPES[call.format] ?? 'application/octet-stream',
-      bytes: spoken.bytes ?? 0,
-      sha256: createHash('sha256').digest('hex'),
-      createdAt: at,
-      expiresAt: new Date(now.getTime() + DEFAULT_RETENTION_MS).toISOString(),
-    },
-    durationMs: spoken.durationMs ?? null,
-  };
-}
+/** Work in a case is never aborted: the case stops by throwing. */
+const NOT_ABORTED = new AbortController().signal;
 
 /** A model's answer of `text`, as a provider reports it. */
 function answerOf(text: string): Extract<ModelOutcome, { kind: 'answer' }> {

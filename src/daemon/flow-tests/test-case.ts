@@ -49,8 +49,14 @@ export type VoiceMock =
   | { readonly heard: string; readonly language?: string }
   | { readonly spoken: { readonly durationMs?: number; readonly bytes?: number } };
 
+/**
+ * A callAgent's call of a tool of an MCP server (mocked as `AGENT.TOOL`): its structured content
+ * (`result`, a JobMock's shape), its text, or the tool's own error (`error`, an `isError` result).
+ */
+export type McpToolMock = JobMock | { readonly text: string } | { readonly error: string };
+
 /** One answer of a node's mock. */
-export type MockAnswer = HttpMock | ModelMock | JobMock | CalledMock | VoiceMock | FailMock;
+export type MockAnswer = HttpMock | ModelMock | JobMock | CalledMock | VoiceMock | McpToolMock | FailMock;
 
 /** A node's mock: the same answer for every call, or one per call in order. */
 export type Mock = MockAnswer | readonly MockAnswer[];

@@ -5,34 +5,13 @@
  */
 import { parseDuration } from '../../shared/duration.js';
 import { parseFlowSource, type SourcePosition } from '../../shared/flow/parse.js';
-import type {
-  CaseStep,
-  Expectation,
-  Mock,
-  MockAnswer,
-  StartTrigger,
-  TestCase,
-  TestFile,
-  TestFileProblem,
-} from './test-case.js';
+import type { CaseStep, Expectation, Mock, StartTrigger, TestCase, TestFile, TestFileProblem } from './test-case.js';
+import { mockAnswer } from './test-file-mocks.js';
+import { known, list, object, Problem, text_, type Path } from './test-file-parts.js';
 
 export type * from './test-case.js';
 
 const STATES = ['RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
-type Path = readonly (string | number)[];
-
-/** Thrown inside the reader: one problem stops the file (the next run shows the next). */
-class Problem extends Error {
-  constructor(
-    readonly path: Path,
-    message: string,
-    /** The problem is the key `path` ends with (an unknown one), not its value. */
-    readonly atKey = false,
-  ) {
-    super(message);
-  }
-}
-
 /** Reads test file `file` (its text `text`): the file, or its problems. Pure. */
 export function readTestFile(
   file: string,
@@ -244,106 +223,4 @@ function expectation(value: unknown, path: Path): Expectation {
   if (e.errorCode !== undefined) out.errorCode = text_(e.errorCode, [...path, 'errorCode']);
   if (e.waitingAt !== undefined) out.waitingAt = text_(e.waitingAt, [...path, 'waitingAt']);
   return out;
-}
-
-function mockAnswer(value: unknown, path: Path): MockAnswer {
-  const m = object(value, path);
-  if ('fail' in m) {
-    known(m, path, ['fail']);
-    const f = object(m.fail, [...path, 'fail']);
-    known(f, [...path, 'fail'], ['code', 'message']);
-    const code = text_(f.code, [...path, 'fail', 'code']);
-    return {
-      fail: {
-        code,
-        message: f.message === undefined ? `mocked failure ${code}` : text_(f.message, [...path, 'fail', 'message']),
-      },
-    };
-  }
-  if ('output' in m) {
-    known(m, path, ['output']);
-    return { output: object(m.output, [...path, 'output']) };
-  }
-  if ('result' in m) {
-    known(m, path, ['result']);
-    return { result: object(m.result, [...path, 'result']) };
-  }
-  if ('reply' in m) {
-    known(m, path, ['reply']);
-    return { reply: m.reply };
-  }
-  if ('toolCalls' in m) {
-    known(m, path, ['toolCalls']);
-    const calls = list(m.toolCalls, [...path, 'toolCalls']).map((c, i) => {
-      const here = [...path, 'toolCalls', i];
-      const call = object(c, here);
-      known(call, here, ['name', 'arguments']);
-      const args = call.arguments === undefined ? {} : object(call.arguments, [...here, 'arguments']);
-      return { name: text_(call.name, [...here, 'name']), arguments: args };
-    });
-    return { toolCalls: calls };
-  }
-  if ('heard' in m) {
-    known(m, path, ['heard', 'language']);
-    if (typeof m.heard !== 'string') throw new Problem([...path, 'heard'], 'heard is the text a transcribe heard');
-    return { heard: m.heard, ...(m.language !== undefined && { language: text_(m.language, [...path, 'language']) }) };
-  }
-  if ('spoken' in m) {
-    known(m, path, ['spoken']);
-    const spoken = m.spoken === null ? {} : object(m.spoken, [...path, 'spoken']);
-    known(spoken, [...path, 'spoken'], ['durationMs', 'bytes']);
-    const count = (key: 'durationMs' | 'bytes') => {
-      const v = spoken[key];
-      if (v === undefined) return {};
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
-        throw new Problem([...path, 'spoken', key], `${key} is a whole number, 0 or more`);
-      return { [key]: v };
-    };
-    return { spoken: { ...count('durationMs'), ...count('bytes') } };
-  }
-  if ('timeout' in m) {
-    known(m, path, ['timeout']);
-    if (m.timeout !== true) throw new Problem([...path, 'timeout'], 'timeout is true: the call gets no answer in time');
-    return { timeout: true };
-  }
-  if ('network' in m) {
-    known(m, path, ['network']);
-    return { network: text_(m.network, [...path, 'network']) };
-  }
-  known(m, path, ['status', 'body', 'headers']);
-  const status = m.status ?? 200;
-  if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599)
-    throw new Problem([...path, 'status'], 'status is an HTTP status, 100 to 599');
-  const headers: Record<string, string> = {};
-  if (m.headers !== undefined)
-    for (const [k, v] of Object.entries(object(m.headers, [...path, 'headers'])))
-      headers[k] = text_(v, [...path, 'headers', k]);
-  return { status, ...(m.body !== undefined && { body: m.body }), ...(m.headers !== undefined && { headers }) };
-}
-
-function object(value: unknown, path: Path): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw new Problem(path, `${name(path)} must be a mapping`);
-  return value as Record<string, unknown>;
-}
-
-function list(value: unknown, path: Path): unknown[] {
-  if (!Array.isArray(value)) throw new Problem(path, `${name(path)} must be a list`);
-  return value;
-}
-
-function text_(value: unknown, path: Path): string {
-  if (typeof value !== 'string' || value === '') throw new Problem(path, `${name(path)} must be a non-empty string`);
-  return value;
-}
-
-/** Refuses a key the mapping at `path` does not take (a typo would otherwise be ignored). */
-function known(value: Record<string, unknown>, path: Path, keys: readonly string[]): void {
-  for (const k of Object.keys(value))
-    if (!keys.includes(k)) throw new Problem([...path, k], `unknown key "${k}" (expected ${keys.join(', ')})`, true);
-}
-
-function name(path: Path): string {
-  const last = path.at(-1);
-  return last === undefined ? 'a test file' : typeof last === 'number' ? `item ${last + 1}` : `"${last}"`;
 }

@@ -55,7 +55,13 @@ const mockAnswer = {
       ['toolCalls'],
       'a model asking to call tools (callAgent)',
     ),
-    answer({ result: mapping }, ['result'], "a domainTask's job completed with this output"),
+    answer(
+      { result: mapping },
+      ['result'],
+      "a domainTask's job completed with this output, or an MCP tool's structured content",
+    ),
+    answer({ text: { type: 'string' } }, ['text'], "an MCP tool's text result (mocks of AGENT.TOOL)"),
+    answer({ error: { type: 'string' } }, ['error'], "an MCP tool's own error: the model reads it"),
     answer(
       { output: mapping },
       ['output'],
@@ -186,7 +192,8 @@ export function testFileSchema(): Record<string, unknown> {
             mocks: {
               type: 'object',
               additionalProperties: { oneOf: [mockAnswer, { type: 'array', minItems: 1, items: mockAnswer }] },
-              description: 'by node id: one answer for every call, or one per call in order',
+              description:
+                "by node id (a callAgent's MCP tool: AGENT.TOOL): one answer for every call, or one per call in order",
             },
             steps: { type: 'array', items: step },
             expect: expectation,

@@ -116,7 +116,11 @@ export const WORK_NODE_PROPERTIES: {
                   type: 'array',
                   minItems: 1,
                   uniqueItems: true,
-                  items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+                  items: {
+                    type: 'string',
+                    pattern: '^[A-Za-z0-9_.-]{1,128}$',
+                    description: "a tool's name on the server",
+                  },
                   description: "the server's tools offered (default: every tool it lists)",
                 },
                 approve,

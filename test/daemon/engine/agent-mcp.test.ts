@@ -223,7 +223,7 @@ t.test('the flow format: an MCP entry is checked where it is written', async (t)
     const v = validateFlowSource(agentFlow(tools).replace('AUTO', '89000000-0000-4000-8000-00000000000a'));
     return v.ok ? [] : v.problems.map((p) => `${p.code} ${p.message}`);
   };
-  t.same(problems(`- { mcp: { url: "https://tools.example.com/mcp" }, allow: [a_tool] }`), []);
+  t.same(problems(`- { mcp: { url: "https://tools.example.com/mcp" }, allow: [a_tool, tickets.close-1] }`), []);
   t.match(problems(`- { mcp: { url: "ftp://tools.example.com/mcp" } }`), [/^SCHEMA /]);
   t.match(problems(`- { mcp: { url: "https://x.example.com/mcp" }, allow: ["not a name"] }`), [/^SCHEMA /]);
   t.match(problems(`- { mcp: { url: "https://x.example.com/mcp", token: "t" } }`), [/^SCHEMA /]);

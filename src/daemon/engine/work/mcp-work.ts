@@ -21,10 +21,24 @@ export interface McpWorkDeps {
   ) => Promise<{ ok: true; values: Map<string, string>; named: Map<string, string> } | Failure>;
   /** A line in the execution's log. */
   readonly log: (order: WorkOrder, line: string) => void;
+  /** How servers are reached: the SDK's client over HTTP, unless a flow test's mocks stand in (flow-tests/mocks.ts). */
+  readonly client?: McpClient;
 }
 
+/** Lists a server's tools and calls one (work/mcp.ts: listMcpTools, callMcpTool). */
+export interface McpClient {
+  readonly list: typeof listMcpTools;
+  readonly call: typeof callMcpTool;
+}
+
+const SDK_CLIENT: McpClient = { list: listMcpTools, call: callMcpTool };
+
 export class McpWork {
-  constructor(private readonly deps: McpWorkDeps) {}
+  private readonly client: McpClient;
+
+  constructor(private readonly deps: McpWorkDeps) {
+    this.client = deps.client ?? SDK_CLIENT;
+  }
 
   /**
    * The tools of every server of a turn, added to its call's: a tool whose name another tool
@@ -40,7 +54,7 @@ export class McpWork {
     for (const server of request.mcp ?? []) {
       const headers = await this.headers(order, server);
       if (!headers.ok) return headers;
-      const listed = await listMcpTools(server, headers.values, this.deps.network, signal);
+      const listed = await this.client.list(server, headers.values, this.deps.network, signal);
       if (!listed.ok) return withoutSecretValues(listed, headers.named) as Failure;
       for (const t of listed.tools) {
         if (taken.has(t.name)) {
@@ -59,7 +73,7 @@ export class McpWork {
   async call(order: WorkOrder, call: McpCall, signal: AbortSignal): Promise<WorkResult> {
     const headers = await this.headers(order, call.server);
     if (!headers.ok) return headers;
-    const result = await callMcpTool(call, headers.values, this.deps.network, signal);
+    const result = await this.client.call(call, headers.values, this.deps.network, signal);
     return withoutSecretValues(result, headers.named);
   }
 

@@ -85,7 +85,7 @@ function unavailable(server: McpServer, err: unknown): Extract<WorkResult, { ok:
 }
 
 /** Model APIs take `[A-Za-z0-9_-]{1,64}` as a function name. */
-const modelName = (tool: string): string => tool.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'tool';
+export const modelName = (tool: string): string => tool.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'tool';
 
 /** The tools of `server` (those it allows), or why they could not be listed. */
 export async function listMcpTools(
