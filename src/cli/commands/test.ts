@@ -23,7 +23,7 @@ export function registerTest(program: Command, ctx: CliContext): void {
     )
     .option('--output <file>', 'write the report to a file (the summary still goes to the terminal)')
     .option('--grep <text>', 'run only the cases whose name contains this text')
-    .option('--allow-network', 'let serviceTasks without a mock call the network')
+    .option('--allow-network', "let serviceTasks without a mock, and agents' unmocked MCP servers, call the network")
     .option('--coverage', "report each flow's nodes reached and branches taken, and what no case took")
     .option('--coverage-min <pct>', 'fail (exit 1) when the coverage of all flows together is under this percentage')
     .option(

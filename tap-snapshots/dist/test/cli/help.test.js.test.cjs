@@ -1890,7 +1890,8 @@ Options:
   --output <file>        write the report to a file (the summary still goes to
                          the terminal)
   --grep <text>          run only the cases whose name contains this text
-  --allow-network        let serviceTasks without a mock call the network
+  --allow-network        let serviceTasks without a mock, and agents' unmocked
+                         MCP servers, call the network
   --coverage             report each flow's nodes reached and branches taken,
                          and what no case took
   --coverage-min <pct>   fail (exit 1) when the coverage of all flows together
