@@ -12,13 +12,23 @@ function searchPair(text: string): readonly [string, string] {
   return [text.slice(0, eq), text.slice(eq + 1)];
 }
 
-/** `filters` (their `organization` resolved by the caller as `organization`) as an ExecutionQuery without its page. Pure. */
+/**
+ * `filters` (their `organization` resolved by the caller as `organization`) as an ExecutionQuery
+ * without its page: search attributes from `where`, `search` and `search.NAME` keys (a
+ * querystring's) together. Pure.
+ */
 export function executionQueryOf(filters: BulkQuery, organization: string | null): Omit<ExecutionQuery, 'limit'> {
-  const { organization: _asked, state, startedAfter, startedBefore, where, ...rest } = filters;
+  const { organization: _asked, state, startedAfter, startedBefore, where, search, ...others } = filters;
+  const pairs = (where ?? []).map(searchPair);
+  if (search !== undefined) pairs.push(...Object.entries(search));
+  const rest: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(others))
+    if (key.startsWith('search.')) pairs.push([key.slice('search.'.length), String(value)]);
+    else rest[key] = value;
   return {
-    ...rest,
+    ...(rest as typeof others),
     organization,
-    ...(where !== undefined && where.length > 0 && { search: where.map(searchPair) }),
+    ...(pairs.length > 0 && { search: pairs }),
     ...(state !== undefined && { stateCd: STATE[state] }),
     ...(startedAfter !== undefined && { startedAfter: Date.parse(startedAfter) }),
     ...(startedBefore !== undefined && { startedBefore: Date.parse(startedBefore) }),

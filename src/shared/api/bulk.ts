@@ -6,12 +6,15 @@
  */
 import { Type, type Static, type TSchema } from './schema.js';
 import { Answer, Nullable, NullableString, Page, PageFields, StringEnum, OrganizationFilter } from './common.js';
-import { ExecutionListQuery, InstanceSummary } from './process.js';
+import { ExecutionListQuery, InstanceSummary, SearchAttributes } from './process.js';
 
 const { limit: _limit, cursor: _cursor, ...filters } = ExecutionListQuery.properties;
 
 /** Which executions a bulk operation selects: GET /process/instances' filters, without its paging. */
-export const BulkQuery = Type.Object(filters, { additionalProperties: false });
+export const BulkQuery = Type.Object(
+  { ...filters, search: Type.Optional(SearchAttributes) },
+  { additionalProperties: false },
+);
 export type BulkQuery = Static<typeof BulkQuery>;
 
 /**

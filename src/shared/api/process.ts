@@ -138,6 +138,21 @@ export const InstanceListQuery = Type.Object(
 );
 export type InstanceListQuery = Static<typeof InstanceListQuery>;
 
+/** A querystring key `search.NAME` (NAME a search attribute's name). */
+export const SEARCH_QUERY_KEY = `^search\\.${SEARCH_NAME_PATTERN.slice(1)}`;
+
+/**
+ * Search attributes as a mapping, NAME -> VALUE: a bulk query's `search`, as the querystring's
+ * `search.NAME=VALUE` parameters.
+ */
+export const SearchAttributes = Type.Unsafe<Record<string, string>>({
+  type: 'object',
+  propertyNames: { pattern: SEARCH_NAME_PATTERN },
+  additionalProperties: { type: 'string', maxLength: SEARCH_VALUE_MAX },
+  maxProperties: SEARCH_MAX_ATTRIBUTES,
+  description: 'executions whose search attribute NAME is exactly VALUE, for each NAME: VALUE',
+});
+
 /** Querystring of GET /process/instances: every execution the caller may see, filtered. */
 export const ExecutionListQuery = Type.Object(
   {
@@ -188,7 +203,16 @@ export const ExecutionListQuery = Type.Object(
     ...PageFields(200, 50),
     organization: OrganizationFilter('executions'),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // `search.NAME=VALUE` (SPEC section 11): `where=NAME=VALUE` written as a parameter of its own.
+    patternProperties: {
+      [SEARCH_QUERY_KEY]: Type.String({
+        maxLength: SEARCH_VALUE_MAX,
+        description: 'search.NAME=VALUE: executions whose search attribute NAME is exactly VALUE',
+      }),
+    },
+  },
 );
 export type ExecutionListQuery = Static<typeof ExecutionListQuery>;
 

@@ -24,6 +24,7 @@ import {
 } from '../../../shared/api/index.js';
 import { executionsSchema } from '../route-schemas.js';
 import { WfxError } from '../../../shared/errors.js';
+import { SEARCH_MAX_ATTRIBUTES } from '../../../shared/flow/search-attributes.js';
 import { extensibleCopy, ownEntry } from '../../../shared/json-object.js';
 import type { Engine } from '../../engine/engine.js';
 import { waitingTasks } from '../../engine/tasks.js';
@@ -289,6 +290,12 @@ export function processRoutes(fastify: FastifyInstance, deps: ProcessRouteDeps):
         );
       }
       const { limit, cursor, ...filters } = q;
+      const dotted = Object.keys(filters).filter((k) => k.startsWith('search.')).length;
+      if (dotted + (filters.where?.length ?? 0) > SEARCH_MAX_ATTRIBUTES)
+        throw new WfxError(
+          'VALIDATION_ERROR',
+          `at most ${SEARCH_MAX_ATTRIBUTES} search attributes a query (search.NAME and where together)`,
+        );
       const organization = caller.system ? (q.organization ?? null) : caller.organization;
       return engine.listExecutions({
         ...executionQueryOf(filters, organization),
