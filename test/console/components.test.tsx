@@ -4,6 +4,7 @@ import { Conversation } from '../../src/console/components/conversation.js';
 import { FiltersForm } from '../../src/console/components/filters-form.js';
 import { NodePanel } from '../../src/console/components/node-panel.js';
 import { StateBadge } from '../../src/console/components/state-badge.js';
+import { TaskForm } from '../../src/console/components/task-form.js';
 import { Diagram } from '../../src/console/diagram/diagram.js';
 import { buildGraph } from '../../src/console/diagram/graph-model.js';
 import { FILTER_KEYS } from '../../src/console/model/filters.js';
@@ -200,3 +201,46 @@ t.test('the filters form names each field as its query parameter, filled from th
   t.match(html, /<option value="orders">Orders<\/option>/);
   t.match(html, /href="\/executions"[^>]*>Clear/, 'clearing is a link to the list');
 });
+
+t.test(
+  "the task form of an agent's approval: the tool, its server, the model's words, the arguments to edit",
+  async (t) => {
+    const html = render(
+      <TaskForm
+        processInstanceId="p1"
+        organization="default"
+        nodeId="agent"
+        nodeName="Mailer"
+        spec={{
+          inputType: 'form',
+          formTitle: 'Approve the call of send_email',
+          options: null,
+          fields: [
+            {
+              name: 'arguments',
+              type: 'text',
+              label: 'Arguments (JSON): edit them to change the call',
+              default: '{\n  "to": "ada@example.com"\n}',
+            },
+          ],
+          approval: {
+            callId: 'c1',
+            tool: 'send_email',
+            arguments: { to: 'ada@example.com' },
+            reasoning: 'I will email Ada first.',
+            server: 'https://mail.example.com/mcp',
+          },
+        }}
+        mayExecute
+        idBase="t1"
+      />,
+    );
+    t.match(
+      html,
+      /The agent asks to call <strong>send_email<\/strong> on the MCP server https:\/\/mail\.example\.com\/mcp\./,
+    );
+    t.match(html, /<blockquote class="reasoning">I will email Ada first\.<\/blockquote>/);
+    t.match(html, /Arguments \(JSON\): edit them to change the call/);
+    t.match(html, /ada@example\.com/, 'the arguments, to edit');
+  },
+);
