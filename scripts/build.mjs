@@ -7,10 +7,16 @@
 // from there (src/daemon/api/console/assets.ts). Its component tests (test/console) are bundled into
 // dist.next/test/console/, where tap finds the rest of the tests. A tree without src/console
 // (the build's own test fixtures) builds without it.
+//
+// A tree built already is not built again: dist/ holds the digest of what the build reads, and a
+// build that finds it equal stops there (`npm ci` builds through `prepare`, then `npm test`
+// would build the same sources again through `pretest`). Remove dist/ to build anyway.
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const tsc = require.resolve('typescript/bin/tsc');
@@ -121,6 +127,41 @@ function indexHtml(metafile, out) {
   return lines.join('\n');
 }
 
+/** Where dist/ keeps the digest of the inputs it was built from. */
+const STAMP = join('dist', '.inputs.sha256');
+
+/**
+ * The digest of what the build reads: every file under src/, test/ and bench/ (the projects'
+ * includes), the tsconfigs, package.json and its lock (the compiler and the types), and this
+ * script.
+ */
+function inputsDigest() {
+  const hash = createHash('sha256');
+  const add = (path) => {
+    hash.update(`${path}\0`);
+    hash.update(readFileSync(path));
+    hash.update('\0');
+  };
+  const walk = (dir) => {
+    const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const e of entries) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) walk(path);
+      else if (e.isFile()) add(path);
+    }
+  };
+  for (const dir of ['src', 'test', 'bench']) if (existsSync(dir)) walk(dir);
+  for (const f of readdirSync('.').sort())
+    if (/^tsconfig.*\.json$/.test(f) || f === 'package.json' || f === 'package-lock.json') add(f);
+  add(fileURLToPath(import.meta.url));
+  return hash.digest('hex');
+}
+
+const digest = inputsDigest();
+if (existsSync(STAMP) && readFileSync(STAMP, 'utf8') === digest) {
+  console.log('build: dist/ is up to date with its sources');
+  process.exit(0);
+}
 for (const dir of [NEXT, OLD]) rmSync(dir, { recursive: true, force: true });
 // Both halves run to their end, so that a failed one never leaves the other writing into NEXT.
 const results = await Promise.allSettled([
@@ -133,6 +174,7 @@ if (failed.length > 0) {
   rmSync(NEXT, { recursive: true, force: true });
   process.exit(1);
 }
+writeFileSync(join(NEXT, '.inputs.sha256'), digest);
 if (existsSync('dist')) renameSync('dist', OLD);
 renameSync(NEXT, 'dist');
 rmSync(OLD, { recursive: true, force: true });

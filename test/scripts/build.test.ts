@@ -32,6 +32,9 @@ t.test('npm run build swaps a complete dist/ in; a failed build leaves dist/ as 
   t.ok(existsSync(join(cwd, 'dist/src/a.d.ts')), "the worker project's declarations too");
   t.notOk(existsSync(join(cwd, 'dist/src/gone.js')), 'nothing of the old build left');
   t.notOk(existsSync(join(cwd, 'dist.next')) || existsSync(join(cwd, 'dist.old')), 'no build aside left');
+  writeFileSync(join(cwd, 'dist/marker'), '');
+  t.equal(await build(cwd), 0);
+  t.ok(existsSync(join(cwd, 'dist/marker')), 'an unchanged tree is not built again');
 
   writeFileSync(join(cwd, 'src/a.ts'), 'export const a: number = "not a number";\n');
   t.not(await build(cwd), 0, 'a type error fails the build');
