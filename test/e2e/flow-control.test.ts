@@ -71,8 +71,12 @@ const answer = (d: Daemon, id: string) =>
 const holding = (items: readonly Listed[]) =>
   items.filter((i) => i.state === 'RUNNING' && i.queuePosition === undefined);
 
+// One daemon for the tests that never stop it: each uses flows of its own (their process ids
+// differ), so none sees another's executions. The SIGKILL test starts and kills its own.
+const shared = await daemon(t, t.testdir({}));
+
 t.test('limit 2: never more than 2 run, all 10 complete in the order they started', async (t) => {
-  const d = await daemon(t, t.testdir({}));
+  const d = shared;
   const pid = '87000000-0000-4000-8000-000000000001';
   await publish(d, flowYaml(pid, '{ limit: 2 }'));
   const ids: string[] = [];
@@ -102,7 +106,7 @@ t.test('limit 2: never more than 2 run, all 10 complete in the order they starte
 });
 
 t.test('keys, priority, cancel-new and cancel-oldest', async (t) => {
-  const d = await daemon(t, t.testdir({}));
+  const d = shared;
   const keyed = '87000000-0000-4000-8000-000000000002';
   await publish(d, flowYaml(keyed, '{ limit: 2, key: "{customerId}" }'));
   const a: string[] = [];
@@ -175,7 +179,7 @@ t.test('SIGKILL with 50 queued starts: after a restart each runs exactly once', 
 });
 
 t.test('?wait=: the end in the answer, or 202 once the wait passes', async (t) => {
-  const d = await daemon(t, t.testdir({}));
+  const d = shared;
   await publish(d, THREE_NODES);
   const done = await d.call('POST', '/process/start?wait=10', {
     processId: '87000000-0000-4000-8000-000000000009',
@@ -197,7 +201,7 @@ t.test('?wait=: the end in the answer, or 202 once the wait passes', async (t) =
 t.test(
   'wfx schedules: pause, resume, list, and a backfill of 10 minutes starts 10 runs with their times',
   async (t) => {
-    const d = await daemon(t, t.testdir({}));
+    const d = shared;
     const pid = '87000000-0000-4000-8000-000000000008';
     await publish(
       d,
@@ -262,7 +266,7 @@ nodes:
 );
 
 t.test("a webhook registered to answer returns the flow's status and body, or 202 past its time", async (t) => {
-  const d = await daemon(t, t.testdir({}));
+  const d = shared;
   const made = await d.call('POST', '/admin/webhooks?organization=default', {
     name: 'signup',
     provider: 'STANDARD',
