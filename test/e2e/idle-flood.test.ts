@@ -74,13 +74,28 @@ function whoami(url: string, key: string): Promise<number | string> {
 }
 
 /**
- * Floods a daemon serving MAX_CONNECTIONS with FLOOD connections from 127.0.0.2 that each send
- * `send` and stop, and sends REQUESTS from 127.0.0.1 meanwhile: how those were answered.
+ * One daemon serving MAX_CONNECTIONS for the three floods (none where they cannot run), and the
+ * descriptors it holds at rest: each flood begins once the one before has let go of its sockets.
+ */
+const shared = reason
+  ? null
+  : await (async () => {
+      const cwd = t.testdir({});
+      const daemon = await startDaemon(t, { cwd, args: ['--max-connections', String(MAX_CONNECTIONS)] });
+      const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+      return { daemon, key, atRest: await descriptors(daemon.pid) };
+    })();
+
+/**
+ * Floods the daemon with FLOOD connections from 127.0.0.2 that each send `send` and stop, and
+ * sends REQUESTS from 127.0.0.1 meanwhile: how those were answered.
  */
 async function floodAndRequest(t: Test, send: string) {
-  const cwd = t.testdir({});
-  const daemon = await startDaemon(t, { cwd, args: ['--max-connections', String(MAX_CONNECTIONS)] });
-  const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+  const { daemon, key, atRest } = shared!;
+  await eventually(
+    'the daemon holds no socket of a flood before',
+    async () => (await descriptors(daemon.pid)) <= atRest + SLACK,
+  );
   t.equal(await whoami(daemon.url, key), 200, 'answered before the flood');
   const before = await descriptors(daemon.pid);
 
