@@ -138,6 +138,9 @@ async function gone(pid: number): Promise<void> {
   });
 }
 
+/** One PostgreSQL server for the file (none where it cannot run); each test has a database of its own on it. */
+const postgres = POSTGRES_SKIP ? null : await startPostgres(t);
+
 t.test(
   'a data directory holding secrets in plain text is converted on open, its old copies gone; a crash part way ends the same',
   async (t) => {
@@ -192,7 +195,7 @@ t.test(
   async (t) => {
     const s = plainSecrets();
     const ai = await openAi(t, s.providerKey);
-    const db = await startPostgres(t);
+    const db = postgres!;
     const cwd = t.testdir({});
     const args = ['--store', db.url];
     await startDaemon(t, { cwd, args });
@@ -377,10 +380,10 @@ t.test(
   async (t) => {
     const s = plainSecrets();
     const ai = await openAi(t, s.providerKey);
-    const db = await startPostgres(t);
+    const store = await postgres!.createDatabase('standby');
     const root = t.testdir({});
     const [dirA, dirB] = [join(root, 'a'), join(root, 'b')];
-    const a = await startDaemon(t, { dataDir: dirA, args: ['--store', db.url, '--lease', '2s'] });
+    const a = await startDaemon(t, { dataDir: dirA, args: ['--store', store, '--lease', '2s'] });
     const adminKey = readFileSync(join(dirA, 'bootstrap.key'), 'utf8').trim();
     const clientA = new WfxClient({ url: a.url, apiKey: adminKey, credentialSource: 'test' });
     await clientA.aiProviders.create({
@@ -394,11 +397,11 @@ t.test(
     const { keyId } = await clientA.admin.secrets();
 
     const standbyArgs = ['daemon', 'start', '--foreground', '--standby', '--port', '0', '--data-dir', dirB];
-    const refused = await wfx([...standbyArgs, '--store', db.url]);
+    const refused = await wfx([...standbyArgs, '--store', store]);
     t.equal(refused.code, 1, 'the standby exits');
     t.match(refused.stderr, new RegExp(`SECRETS_KEY_MISSING: .*key ${keyId}`), 'naming the key it needs');
 
-    const b = spawnWfx(t, [...standbyArgs, '--store', db.url, '--secrets-key-file', join(dirA, 'secrets.key')]);
+    const b = spawnWfx(t, [...standbyArgs, '--store', store, '--secrets-key-file', join(dirA, 'secrets.key')]);
     let out = '';
     b.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     await eventually('b stands by', () => out.includes('standing by') || out.includes('forwarding'));
