@@ -68,12 +68,14 @@ async function stateCounts(client: WfxClient, processId: string): Promise<Record
   return counts;
 }
 
+/** One PostgreSQL server for the file (none where it cannot run): each test makes a database of its own on it. */
+const server = POSTGRES_SKIP ? null : await startPostgres(t);
+
 t.test(
   'one daemon on PostgreSQL: a bulk cancel over every partition, SIGKILLed half-way, completes once',
   { skip: POSTGRES_SKIP },
   async (t) => {
-    const server = await startPostgres(t);
-    const store = await server.createDatabase('bulk_one');
+    const store = await server!.createDatabase('bulk_one');
     const dataDir = join(t.testdir(), 'a');
     const args = ['--store', store, '--lease', '2s', '--bulk-rate', '200'];
     const first = await startDaemon(t, { dataDir, args });
@@ -114,8 +116,7 @@ t.test(
   'two --share daemons: each applies its partitions; one SIGKILLed, its lanes finish on the other',
   { skip: POSTGRES_SKIP },
   async (t) => {
-    const server = await startPostgres(t);
-    const store = await server.createDatabase('bulk_share');
+    const store = await server!.createDatabase('bulk_share');
     const root = t.testdir();
     t.teardown(async () => {
       if (!t.passing()) await printLogs([join(root, 'a'), join(root, 'b')]);

@@ -139,15 +139,17 @@ async function listed(d: SharingDaemon, key: string): Promise<string[]> {
   throw new Error('more than 50 pages of executions');
 }
 
+/** One PostgreSQL server for the file (none where it cannot run): each test makes a database of its own on it. */
+const server = POSTGRES_SKIP ? null : await startPostgres(t);
+
 t.test(
   "three daemons, one's link blackholed, then healed by resets or by a flush: the others serve meanwhile, nobody exits, everything once",
   { skip: POSTGRES_SKIP, timeout: 300_000 },
   async (t) => {
-    const server = await startPostgres(t);
-    const store = await server.createDatabase('partitions');
+    const store = await server!.createDatabase('partitions');
     const root = t.testdir();
     const link = async (name: string): Promise<Linked> => {
-      const proxy = await startFaultProxy(t, server.socketDir);
+      const proxy = await startFaultProxy(t, server!.socketDir);
       const daemon = await launchSharing(t, join(root, name), proxy.urlOf('partitions'));
       const out: string[] = [];
       daemon.child.stdout!.on('data', (c: Buffer) => out.push(c.toString()));
@@ -288,9 +290,8 @@ t.test(
   'a slow link well inside the lease keeps it: 466 ms each way under a 3 s lease, under load',
   { skip: POSTGRES_SKIP, timeout: 240_000 },
   async (t) => {
-    const server = await startPostgres(t);
-    await server.createDatabase('slow');
-    const proxy = await startFaultProxy(t, server.socketDir);
+    await server!.createDatabase('slow');
+    const proxy = await startFaultProxy(t, server!.socketDir);
     const daemon = await launchSharing(t, join(t.testdir(), 'slow'), proxy.urlOf('slow'), {}, ['--lease', '3s']);
     const out: string[] = [];
     daemon.child.stdout!.on('data', (c: Buffer) => out.push(c.toString()));
