@@ -51,6 +51,18 @@ function recordOf(client: WfxClient, name: string, id: string): Promise<Delivery
   });
 }
 
+const providers = ['GITHUB', 'STRIPE', 'SLACK', 'STANDARD', 'CUSTOM'] as const;
+
+/**
+ * One daemon for the tests that never stop it, in a directory of the providers' flows: each
+ * registers webhooks of names of its own and reads their deliveries only.
+ */
+const shared = await (async () => {
+  const cwd = t.testdir(Object.fromEntries(providers.map((p, i) => [`${p}.yaml`, flowFor(p.toLowerCase(), i)])));
+  const info = await startDaemon(t, { cwd });
+  return { cwd, info, client: await adminClient(cwd, info.url) };
+})();
+
 t.test(
   'a sender without the secret cannot fill the disk: 16 concurrent 500 KB bad-signature posts write under 1 MiB, each logged with size and hash',
   async (t) => {
@@ -143,11 +155,7 @@ t.test(
 t.test(
   'on every provider a valid signature with trailing garbage (or upper case, no padding, whitespace) is refused; the exact one starts',
   async (t) => {
-    const providers = ['GITHUB', 'STRIPE', 'SLACK', 'STANDARD', 'CUSTOM'] as const;
-    const files = Object.fromEntries(providers.map((p, i) => [`${p}.yaml`, flowFor(p.toLowerCase(), i)]));
-    const cwd = t.testdir(files);
-    const info = await startDaemon(t, { cwd });
-    const client = await adminClient(cwd, info.url);
+    const { cwd, info, client } = shared;
     const customFlags = ['--signature-header', 'X-Sig', '--encoding', 'base64', '--event-id-header', 'X-Id'];
     for (const [i, p] of providers.entries()) {
       const name = p.toLowerCase();
@@ -269,8 +277,7 @@ const chunk = (data: Buffer) =>
 t.test(
   'a body over the registration limit is answered 413 and logged with its size, by length or cut off',
   async (t) => {
-    const cwd = t.testdir();
-    const info = await startDaemon(t, { cwd });
+    const { cwd, info, client } = shared;
     const ep = await register(cwd, info.url, [
       '--name',
       'small',
@@ -281,7 +288,6 @@ t.test(
       '--max-body-bytes',
       '64KiB',
     ]);
-    const client = await adminClient(cwd, info.url);
     // Its Content-Length says 100,000 bytes and none is sent: answered at once, without reading.
     const declared = await answerBeforeTheEnd(
       ep.url,
