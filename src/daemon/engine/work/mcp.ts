@@ -4,8 +4,7 @@
  * work runner): a connection made for it, through the daemon's network policy, and closed after.
  * Header values hold secret stand-ins until the runner opens them (work/secret-refs.ts).
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage } from '../../../shared/errors.js';
 import { VERSION } from '../../../shared/version.js';
@@ -60,6 +59,16 @@ const MAX_LIST_PAGES = 20;
 
 let builtInPolicy: NetworkPolicy | undefined;
 
+/** The SDK's client, loaded at the first connection: a daemon's start does without it. */
+let sdk:
+  | Promise<
+      [
+        typeof import('@modelcontextprotocol/sdk/client/index.js'),
+        typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+      ]
+    >
+  | undefined;
+
 /** A connected client of `server` with its headers opened (`headers`), through `network`. */
 async function connect(
   server: McpServer,
@@ -68,6 +77,10 @@ async function connect(
   signal: AbortSignal,
 ): Promise<Client> {
   const policy = network ?? (builtInPolicy ??= new NetworkPolicy());
+  const [{ Client }, { StreamableHTTPClientTransport }] = await (sdk ??= Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ]));
   const transport = new StreamableHTTPClientTransport(new URL(server.url), {
     requestInit: { headers: { ...headers } },
     fetch: (input, init) => fetch(input, { ...init, dispatcher: policy.dispatcher() } as RequestInit),
