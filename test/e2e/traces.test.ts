@@ -54,7 +54,11 @@ async function setup(t: Test) {
   const env = { OTEL_BSP_SCHEDULE_DELAY: '20' };
   const info = await startDaemon(t, { cwd, args, env });
   const run = (a: string[]) => wfxIn(a, { cwd });
-  for (const f of ['call.yaml', 'ask.yaml']) t.equal((await run(['flow', 'publish', f])).code, 0, `published ${f}`);
+  // Thrown, not asserted: the shared daemon is set up at the file's top level, outside any test.
+  for (const f of ['call.yaml', 'ask.yaml']) {
+    const published = await run(['flow', 'publish', f]);
+    if (published.code !== 0) throw new Error(`publishing ${f} failed: ${published.stderr}`);
+  }
   const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
   return { receiver, cwd, info, run, key, restart: () => startDaemon(t, { cwd, args, env }) };
 }
@@ -66,6 +70,12 @@ const executionSpans = (receiver: Awaited<ReturnType<typeof otlpReceiver>>, id: 
     const root = spans.find((s) => s.name.startsWith('execution '));
     return root && { root, spans };
   });
+
+/**
+ * One daemon for the tests that never stop it: each starts executions of its own and reads only
+ * their spans (or the counts' change over its own run); the restart test keeps a daemon of its own.
+ */
+const shared = await setup(t);
 
 const node = (spans: readonly ReceivedSpan[], nodeId: string) =>
   spans.find((s) => s.attributes['wfx.node.id'] === nodeId && s.kind === 1);
@@ -79,7 +89,7 @@ t.test('an execution with a serviceTask is one trace; the called server gets its
   srv.listen(0, '127.0.0.1');
   await once(srv, 'listening');
   t.teardown(() => srv.close());
-  const { receiver, run } = await setup(t);
+  const { receiver, run } = shared;
   t.equal((await run(['env', 'set', 'BASE', `http://127.0.0.1:${(srv.address() as AddressInfo).port}`])).code, 0);
   const res = await run(['run', CALL, '--wait', '--json']);
   t.equal(res.code, 0, res.stderr);
@@ -112,7 +122,7 @@ t.test('an execution with a serviceTask is one trace; the called server gets its
 });
 
 t.test("an API start's traceparent and a webhook delivery's continue into their executions", async (t) => {
-  const { receiver, info, run, key } = await setup(t);
+  const { receiver, info, run, key } = shared;
   const apiTrace = '0af7651916cd43dd8448eb211c80319c';
   const started = await fetch(`${info.url}/process/start`, {
     method: 'POST',
@@ -202,7 +212,7 @@ t.test('an execution waiting across a restart keeps its trace', async (t) => {
 });
 
 t.test("the exporter's drops and exports are counted in /metrics", async (t) => {
-  const { receiver, info, run, key } = await setup(t);
+  const { receiver, info, run, key } = shared;
   const scrape = async () => {
     const res = await fetch(`${info.url}/metrics`, { headers: { 'x-api-key': key } });
     t.equal(res.status, 200);
@@ -212,17 +222,21 @@ t.test("the exporter's drops and exports are counted in /metrics", async (t) => 
     const line = text.split('\n').find((l) => l.startsWith(`${series} `));
     return line === undefined ? null : Number(line.slice(series.length + 1));
   };
+  // The daemon served the other tests: their exports are counted already, so this one counts changes.
+  const failed = 'wfx_trace_spans_dropped_total{reason="export_failed"}';
+  const droppedBefore = value(await scrape(), failed) ?? 0;
   receiver.state.script = [{ status: 400 }];
   const posts = receiver.state.posts;
   t.equal((await run(['run', CALL, '--json'])).code, 0, 'an execution makes spans');
   const text = await eventually('the refused batch counted', async () => {
     const text = await scrape();
-    return (value(text, 'wfx_trace_spans_dropped_total{reason="export_failed"}') ?? 0) > 0 && text;
+    return (value(text, failed) ?? 0) > droppedBefore && text;
   });
   t.equal(value(text, 'wfx_trace_spans_dropped_total{reason="queue_full"}'), 0, 'the queue never filled');
   t.ok(receiver.state.posts > posts, 'the collector was sent the batch');
+  const exportedThen = value(text, 'wfx_trace_spans_exported_total') ?? 0;
   await eventually(
     'later batches exported',
-    async () => (value(await scrape(), 'wfx_trace_spans_exported_total') ?? 0) > 0,
+    async () => (value(await scrape(), 'wfx_trace_spans_exported_total') ?? 0) > exportedThen,
   );
 });
