@@ -49,12 +49,14 @@ interface Run {
   readonly triggeredBy?: Record<string, unknown>;
 }
 
+/** One PostgreSQL server for the file (none where it cannot run): each test makes a database of its own on it. */
+const server = POSTGRES_SKIP ? null : await startPostgres(t);
+
 t.test(
   'on --store postgres: a failed execution starts the failure-alert example with its variables',
   { skip: POSTGRES_SKIP },
   async (t) => {
-    const server = await startPostgres(t);
-    const store = await server.createDatabase('trigger');
+    const store = await server!.createDatabase('trigger');
     const chat = await chatServer(t);
     const cwd = t.testdir({ 'failure-alert.yaml': ALERT_YAML, 'failing.yaml': failing(IMPORT, 'Nightly import') });
     await startDaemon(t, { cwd, args: ['--store', store] });
@@ -109,8 +111,7 @@ t.test(
   'on --share: each failure flow starts once per failure, whichever daemon holds it; the loop guard holds',
   { skip: POSTGRES_SKIP },
   async (t) => {
-    const server = await startPostgres(t);
-    const store = await server.createDatabase('share');
+    const store = await server!.createDatabase('share');
     const root = t.testdir();
     t.teardown(async () => {
       if (!t.passing()) await printLogs([join(root, 'a'), join(root, 'b')]);
