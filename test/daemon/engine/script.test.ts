@@ -9,6 +9,12 @@ function runner(t: Test, options?: { size?: number; memoryBytes?: number }): Scr
   return r;
 }
 
+/**
+ * One pool of the default size for the tests that only run scripts in it and read their answers:
+ * none of them closes it, sizes it, or leaves a worker stuck (those make a pool of their own).
+ */
+const shared = runner(t);
+
 const job = (script: string, vars: Record<string, unknown> = {}, timeoutMs = 5_000): ScriptRun => ({
   script,
   vars,
@@ -21,7 +27,7 @@ function failed(r: WorkResult): { code: string; message: string } {
 }
 
 t.test('returns a value computed from vars; undefined comes back as null', async (t) => {
-  const r = runner(t);
+  const r = shared;
   const res = await r.run(
     job('return { total: vars.items.reduce((s, i) => s + i.price, 0), name: vars.name.toUpperCase() }', {
       items: [{ price: 2 }, { price: 3 }],
@@ -34,7 +40,7 @@ t.test('returns a value computed from vars; undefined comes back as null', async
 });
 
 t.test('console lines come back in logs, bounded in number and length', async (t) => {
-  const r = runner(t);
+  const r = shared;
   const res = await r.run(
     job('console.log("hello", 1, {a: [1]}); console.info("i"); console.warn("w"); console.error("e"); return 1'),
   );
@@ -52,14 +58,14 @@ t.test('console lines come back in logs, bounded in number and length', async (t
 });
 
 t.test('a syntax error is SCRIPT_ERROR', async (t) => {
-  const r = runner(t);
+  const r = shared;
   const f = failed(await r.run(job('return {')));
   t.equal(f.code, 'SCRIPT_ERROR');
   t.match(f.message, /^SyntaxError: /);
 });
 
 t.test('a thrown error is SCRIPT_ERROR with its name and message', async (t) => {
-  const r = runner(t);
+  const r = shared;
   t.same(failed(await r.run(job('throw new TypeError("bad input")'))), {
     ok: false,
     code: 'SCRIPT_ERROR',
@@ -117,7 +123,7 @@ t.test('huge allocations are SCRIPT_MEMORY and the pool still works afterwards',
 });
 
 t.test('no process, require, import or host escape: each fails cleanly with SCRIPT_ERROR', async (t) => {
-  const r = runner(t);
+  const r = shared;
   const cases: [string, RegExp][] = [
     ['process.exit(1)', /ReferenceError: 'process' is not defined/],
     ["require('fs')", /ReferenceError: 'require' is not defined/],
@@ -195,7 +201,7 @@ t.test('deep recursion fails cleanly', async (t) => {
 });
 
 t.test('a return value that is not JSON is SCRIPT_RESULT', async (t) => {
-  const r = runner(t);
+  const r = shared;
   for (const script of [
     'return { n: 10n }',
     'const a = {}; a.self = a; return a',
@@ -207,7 +213,7 @@ t.test('a return value that is not JSON is SCRIPT_RESULT', async (t) => {
 });
 
 t.test('a returned promise is awaited; promise callbacks run', async (t) => {
-  const r = runner(t);
+  const r = shared;
   t.same(await r.run(job('return (async () => ({ v: await Promise.resolve(vars.v) }))()', { v: 3 })), {
     ok: true,
     value: { v: 3 },
