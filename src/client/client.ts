@@ -84,15 +84,27 @@ export class WfxClient {
   /** /auth: who the credential is; a console sign-in link. */
   readonly auth = sent(calls.auth, this.send);
 
+  /** Whether the credential is a system key, asked once (a credential's organization never changes). */
+  private systemKey: Promise<boolean> | undefined;
+
+  private isSystemKey(): Promise<boolean> {
+    const asked = (this.systemKey ??= this.auth.whoami().then((w) => w.system));
+    // A failed ask (the daemon not reached) is asked again next time.
+    asked.catch(() => {
+      if (this.systemKey === asked) this.systemKey = undefined;
+    });
+    return asked;
+  }
+
   readonly process = {
     ...sent(calls.process, this.send),
     /**
      * Starts an execution the way this credential must: system keys through POST /process/start,
-     * organization keys through POST /process/exec (asked of GET /auth/whoami). Throws
+     * organization keys through POST /process/exec (asked of GET /auth/whoami, once a client). Throws
      * PROCESS_NOT_FOUND, PROCESS_NOT_PUBLISHED, VERSION_NOT_FOUND, FORBIDDEN, VALIDATION_ERROR.
      */
     start: async (req: StartRequest): Promise<Started> => {
-      const { system } = await this.auth.whoami();
+      const system = await this.isSystemKey();
       const query = {
         ...(req.environment && { environment: req.environment }),
         ...(req.version && { versionNumber: req.version }),

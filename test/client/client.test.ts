@@ -149,6 +149,11 @@ t.test('an organization key starts through /process/exec', async (t) => {
   });
   t.equal(d.seen.at(-1)!.url, '/process/exec?environment=PRODUCTION&versionNumber=1');
   t.match(await operator.instances.get(started.processInstanceId), { processVersion: '1' });
+  const asked = d.seen.filter((r) => r.url === '/auth/whoami').length;
+  t.ok(asked > 0, 'the first start asked who the key is');
+  await operator.process.start({ processId: ASK_ID, data: {} });
+  t.equal(d.seen.at(-1)!.url, '/process/exec');
+  t.equal(d.seen.filter((r) => r.url === '/auth/whoami').length, asked, 'who the key is was asked once');
   t.equal(
     await codeOf(operator.process.startAny({ processId: ASK_ID })),
     'FORBIDDEN',
