@@ -113,28 +113,32 @@ nodes:
 
 t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP }, async (t) => {
   const cwd = t.testdir({});
-  // Slow bulk operations (one execution a second): one can be cancelled from its page while it runs.
-  const { url } = await startDaemon(t, { cwd, args: ['--bulk-rate', '1'] });
+  // The browser starts while the daemon does. Slow bulk operations (one execution a second): one
+  // can be cancelled from its page while it runs.
+  const [{ url }, browser] = await Promise.all([startDaemon(t, { cwd, args: ['--bulk-rate', '1'] }), launchBrowser(t)]);
   const admin = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
   const api = (method: string, path: string, body?: object) => callDaemon(url, admin, method, path, body);
-  const flows = [
-    ORDER_FLOW,
-    monthEnd('one'),
-    monthEnd('two'),
-    NIGHTLY_FLOW,
-    WAITING_FLOW,
-    SPAWNER_FLOW,
-    LIMITED_FLOW,
-    ORDERS_BY_ID_FLOW,
+  // Published side by side, each chain in its order: Month end's versions 1 and 2, and the flow
+  // Spawner calls before Spawner.
+  const chains = [
+    [ORDER_FLOW],
+    [monthEnd('one'), monthEnd('two')],
+    [NIGHTLY_FLOW],
+    [WAITING_FLOW, SPAWNER_FLOW],
+    [LIMITED_FLOW],
+    [ORDERS_BY_ID_FLOW],
   ];
-  for (const source of flows) t.equal((await api('POST', '/admin/flows', { source })).status, 200);
+  await Promise.all(
+    chains.map(async (chain) => {
+      for (const source of chain) t.equal((await api('POST', '/admin/flows', { source })).status, 200);
+    }),
+  );
   const executionsOf = async (processId: string) =>
     (await api('GET', `/process/instances?processId=${processId}`)).body.items as {
       processInstanceId: string;
       state: string;
     }[];
 
-  const browser = await launchBrowser(t);
   const context = await browser.newContext();
   const page = await context.newPage();
   const problems = collectConsoleErrors(page);
@@ -352,8 +356,14 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
     t.equal(running.length, 0, 'nothing of the tree runs');
   });
 
-  await t.test('a search attribute finds one run among 10,000', async (t) => {
-    const RUNS = 10_000;
+  await t.test('a search attribute finds one run among 1,000', async (t) => {
+    // Far more runs than a page of the list (50) and than the first reads of a history listing
+    // (64, then 256 ids): the run found is neither on the first page nor in those reads, so only
+    // the daemon's search by the attribute can show it. Searching at scale is bench/search.ts's.
+    const RUNS = 1_000;
+    /** The run searched for: an old one, of customer c0 (147 = 7 * 21). */
+    const WANTED = 147;
+    const orderId = (i: number) => `A-${String(i).padStart(5, '0')}`;
     const ids: string[] = new Array<string>(RUNS);
     // 32 starts in flight at a time: well within the daemon's connection limits.
     for (let next = 0; next < RUNS;) {
@@ -361,7 +371,7 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
       next += batch.length;
       await Promise.all(
         batch.map(async (i) => {
-          const data = { orderId: `A-${String(i).padStart(5, '0')}`, customer: `c${i % 7}` };
+          const data = { orderId: orderId(i), customer: `c${i % 7}` };
           const res = await api('POST', '/process/start', { processId: ORDERS_BY_ID, data });
           if (res.status !== 200) throw new Error(`start ${i}: ${res.status} ${JSON.stringify(res.body)}`);
           ids[i] = res.body.processInstanceId as string;
@@ -370,18 +380,23 @@ t.test('starting runs and bulk actions in the console', { skip: CHROMIUM_SKIP },
     }
     await page.goto(`${url}/executions?processId=${ORDERS_BY_ID}`);
     await page.locator('tr[data-row]').first().waitFor();
-    await page.getByLabel('Search', { exact: true }).fill('orderId=A-04711');
+    t.equal(
+      await page.locator('tr[data-row]', { hasText: ids[WANTED]! }).count(),
+      0,
+      'unsearched, the run is not on the first page',
+    );
+    await page.getByLabel('Search', { exact: true }).fill(`orderId=${orderId(WANTED)}`);
     await page.getByLabel('Search', { exact: true }).press('Enter');
-    await page.waitForURL((u) => u.searchParams.get('where') === 'orderId=A-04711');
-    const row = page.locator('tr[data-row]', { hasText: ids[4711]! });
+    await page.waitForURL((u) => u.searchParams.get('where') === `orderId=${orderId(WANTED)}`);
+    const row = page.locator('tr[data-row]', { hasText: ids[WANTED]! });
     await row.waitFor();
-    t.equal(await page.locator('tr[data-row]').count(), 1, 'one run among 10,000');
-    t.match(await row.textContent(), /orderId=A-04711/, 'the row shows its search attributes');
+    t.equal(await page.locator('tr[data-row]').count(), 1, 'one run among 1,000');
+    t.match(await row.textContent(), `orderId=${orderId(WANTED)}`, 'the row shows its search attributes');
     t.same(await axeCheck(page), [], 'a list found by a search attribute: no serious accessibility violation');
     // A run's search attribute is a link to the runs that share it.
     await row.getByRole('link', { name: 'customer=c0' }).click();
     await page.waitForURL((u) => u.searchParams.get('where') === 'customer=c0');
-    // The newest run of customer c0 (4711 is one of theirs: 4711 = 7 * 673) heads the list.
+    // The newest run of customer c0 heads the list.
     await page
       .locator('tr[data-row]', { hasText: ids[Math.floor((RUNS - 1) / 7) * 7]! })
       .first()
