@@ -43,70 +43,82 @@ function whoami(page: Page): Promise<{ status: number; body: Record<string, unkn
   });
 }
 
-t.test('signing in with a key never leaves the origin, whatever returnTo says', { skip: CHROMIUM_SKIP }, async (t) => {
+t.test("the console's sign-in against issue #81's attacks", { skip: CHROMIUM_SKIP }, async (t) => {
+  // One daemon and one browser for both: each sign-in is in a browser context of its own, and
+  // the second test signs in with keys of organizations of its own.
   const cwd = t.testdir({});
-  const { url } = await startDaemon(t, { cwd });
+  const [{ url }, browser] = await Promise.all([startDaemon(t, { cwd }), launchBrowser(t)]);
   const origin = new URL(url).origin;
   const admin = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
-  const evil = await pageServer(t, () => '<!doctype html><title>evil</title><h1>evil</h1>');
-  const host = `127.0.0.1:${evil.port}`;
-  const browser = await launchBrowser(t);
 
-  /** Signs in on /sign-in?returnTo=<value> in a fresh browser context; where the browser ends up. */
-  const landing = async (value: string): Promise<URL> => {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const problems = collectConsoleErrors(page);
-    await page.goto(`${url}/sign-in?returnTo=${encodeURIComponent(value)}`);
-    await signInWithKey(page, admin);
-    await page.waitForURL((u) => u.origin !== origin || u.pathname !== '/sign-in');
-    const at = new URL(page.url());
-    if (problems.some((p) => p.kind === 'pageerror')) t.fail(`page error for ${JSON.stringify(value)}`, { problems });
-    await context.close();
-    return at;
-  };
+  await t.test('signing in with a key never leaves the origin, whatever returnTo says', async (t) => {
+    const evil = await pageServer(t, () => '<!doctype html><title>evil</title><h1>evil</h1>');
+    const host = `127.0.0.1:${evil.port}`;
 
-  const wanted = await landing('/executions?state=FAILED');
-  t.equal(
-    `${wanted.origin}${wanted.pathname}${wanted.search}`,
-    `${origin}/executions?state=FAILED`,
-    'a path of the console is followed',
-  );
+    /**
+     * Signs in on /sign-in?returnTo=<value> in `page`, its cookies cleared first (a browser that
+     * never signed in: the console keeps nothing else in the browser); where the browser ends up.
+     */
+    const landing = async (page: Page, value: string): Promise<URL> => {
+      await page.context().clearCookies();
+      const problems = collectConsoleErrors(page);
+      const seen = problems.length;
+      await page.goto(`${url}/sign-in?returnTo=${encodeURIComponent(value)}`);
+      await signInWithKey(page, admin);
+      await page.waitForURL((u) => u.origin !== origin || u.pathname !== '/sign-in');
+      const at = new URL(page.url());
+      if (problems.slice(seen).some((p) => p.kind === 'pageerror'))
+        t.fail(`page error for ${JSON.stringify(value)}`, { problems: problems.slice(seen) });
+      return at;
+    };
+    // Two pages sign in side by side, each in a context of its own, one value after another.
+    const pages = await Promise.all([browser.newPage(), browser.newPage()]);
 
-  const variants = [
-    `/\t/${host}/tab`,
-    `/\r/${host}/cr`,
-    `/\n/${host}/lf`,
-    `/\t\\${host}/tab-backslash`,
-    `/\\${host}/backslash`,
-    `/\\\\${host}/two-backslashes`,
-    `\\\\${host}/leading-backslashes`,
-    `/%5C${host}/encoded-backslash`,
-    `/%2F${host}/encoded-slash`,
-    `/%2f%2f${host}/encoded-slashes`,
-    `/%09/${host}/encoded-tab`,
-    `//${host}/protocol-relative`,
-    `///${host}/three-slashes`,
-    `http://${host}/absolute`,
-    `HTTP:${host}/scheme-relative`,
-    `javascript:location.assign('http://${host}/javascript')`,
-    `  /\t/${host}/leading-spaces`,
-  ];
-  for (const value of variants) {
-    const at = await landing(value);
-    t.equal(at.origin, origin, `stays on the console's origin: ${JSON.stringify(value)} (landed on ${at.href})`);
-  }
-  t.same(evil.hits, [], 'the other host was never asked for anything');
-});
+    const wanted = await landing(pages[0]!, '/executions?state=FAILED');
+    t.equal(
+      `${wanted.origin}${wanted.pathname}${wanted.search}`,
+      `${origin}/executions?state=FAILED`,
+      'a path of the console is followed',
+    );
 
-t.test(
-  'a one-time link opened from another site asks before it replaces the session',
-  { skip: CHROMIUM_SKIP },
-  async (t) => {
-    const cwd = t.testdir({});
-    const { url } = await startDaemon(t, { cwd });
-    const origin = new URL(url).origin;
-    const admin = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+    const variants = [
+      `/\t/${host}/tab`,
+      `/\r/${host}/cr`,
+      `/\n/${host}/lf`,
+      `/\t\\${host}/tab-backslash`,
+      `/\\${host}/backslash`,
+      `/\\\\${host}/two-backslashes`,
+      `\\\\${host}/leading-backslashes`,
+      `/%5C${host}/encoded-backslash`,
+      `/%2F${host}/encoded-slash`,
+      `/%2f%2f${host}/encoded-slashes`,
+      `/%09/${host}/encoded-tab`,
+      `//${host}/protocol-relative`,
+      `///${host}/three-slashes`,
+      `http://${host}/absolute`,
+      `HTTP:${host}/scheme-relative`,
+      `javascript:location.assign('http://${host}/javascript')`,
+      `  /\t/${host}/leading-spaces`,
+    ];
+    const landed: URL[] = [];
+    let next = 0;
+    await Promise.all(
+      pages.map(async (page) => {
+        for (let i = next++; i < variants.length; i = next++) landed[i] = await landing(page, variants[i]!);
+      }),
+    );
+    variants.forEach((value, i) =>
+      t.equal(
+        landed[i]!.origin,
+        origin,
+        `stays on the console's origin: ${JSON.stringify(value)} (landed on ${landed[i]!.href})`,
+      ),
+    );
+    t.same(evil.hits, [], 'the other host was never asked for anything');
+    await Promise.all(pages.map((page) => page.context().close()));
+  });
+
+  await t.test('a one-time link opened from another site asks before it replaces the session', async (t) => {
     const api = (method: string, path: string, body?: object, key = admin) => callDaemon(url, key, method, path, body);
     const newKey = async (name: string, organization: string) => {
       const made = await api('POST', '/admin/api-keys', { name, organization, role: 'admin' });
@@ -128,7 +140,6 @@ t.test(
       () => `<!doctype html><meta http-equiv="refresh" content="0;url=${link}"><title>cats</title>`,
     );
 
-    const browser = await launchBrowser(t);
     const context = await browser.newContext();
     const console_ = await context.newPage();
     await console_.goto(`${url}/sign-in`);
@@ -175,5 +186,5 @@ t.test(
     await fresh.goto(link);
     await fresh.waitForURL(`${url}/executions`);
     t.equal((await whoami(fresh)).body.organization, 'evilcorp', 'signed in at once');
-  },
-);
+  });
+});
