@@ -140,12 +140,18 @@ function unexpected(problems: readonly PageProblem[]): PageProblem[] {
 
 t.test('tasks in the console, end to end', { skip: CHROMIUM_SKIP }, async (t) => {
   const cwd = t.testdir({});
-  const { url } = await startDaemon(t, { cwd });
+  // The browser starts while the daemon does.
+  const [{ url }, browser] = await Promise.all([startDaemon(t, { cwd }), launchBrowser(t)]);
   const admin = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
   const api = (method: string, path: string, body?: object) => callDaemon(url, admin, method, path, body);
-  for (const [i, c] of CASES.entries())
-    t.equal((await api('POST', '/admin/flows', { source: inputFlow(id(i), c.type, c.extra, c.keep) })).status, 200);
-  t.equal((await api('POST', '/admin/flows', { source: REVIEW_FLOW })).status, 200);
+  // Flows of their own, published five side by side: fewer than the flows of an organization
+  // the daemon checks at once (8; more are refused until those are done).
+  const sources = [...CASES.map((c, i) => inputFlow(id(i), c.type, c.extra, c.keep)), REVIEW_FLOW];
+  for (let i = 0; i < sources.length; i += 5)
+    for (const { status } of await Promise.all(
+      sources.slice(i, i + 5).map((source) => api('POST', '/admin/flows', { source })),
+    ))
+      t.equal(status, 200);
   const start = async (processId: string, order: string) =>
     (await api('POST', '/process/start', { processId, correlationKey: order, data: { order } })).body
       .processInstanceId as string;
@@ -155,7 +161,6 @@ t.test('tasks in the console, end to end', { skip: CHROMIUM_SKIP }, async (t) =>
       return r.body.state !== 'RUNNING' && r.body;
     });
 
-  const browser = await launchBrowser(t);
   const context = await browser.newContext();
   const page = await context.newPage();
   const problems = collectConsoleErrors(page);
