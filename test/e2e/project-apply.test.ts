@@ -301,32 +301,38 @@ t.test('an apply is one journal entry: a SIGKILL before it leaves none of it, af
     }
   };
   const out = join(cwd, '.wfx', 'logs', 'daemon.out');
-  /** Applies the project to a daemon that stops at `point`, kills it there, and gives what a restart holds. */
-  const crashAt = async (point: string) => {
+  /**
+   * Starts a daemon on the data dir, one that stops at `point` when an apply reaches it (none:
+   * a plain one), and reads what it recovered: the restart after a crash is the daemon the next
+   * crash is made in.
+   */
+  const restart = async (point?: string) => {
     // The log of an earlier daemon names the point already: each crash starts a new one.
     await rm(out, { force: true });
-    const daemon = await startDaemon(t, { cwd, env: { WFX_TEST_CRASH_POINT: point } });
+    const daemon = await startDaemon(t, { cwd, ...(point !== undefined && { env: { WFX_TEST_CRASH_POINT: point } }) });
+    const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
+    const held = (await callDaemon(daemon.url, key, 'GET', '/admin/project')).body as {
+      flows: Array<{ version: string }>;
+      config: { env: { PRODUCTION?: Record<string, string> }; webhooks: Array<{ name: string }> };
+    };
+    return { pid: daemon.pid, held };
+  };
+  /** Applies the project to daemon `pid`, which stops at `point`, and kills it there. */
+  const crashAt = async (pid: number, point: string) => {
     const sent = wfxIn(['apply', 'repo'], { cwd });
     await eventually(`the daemon stops at ${point}`, async () =>
       (await readFile(out, 'utf8').catch(() => '')).includes(`crash-point ${point}\n`),
     );
-    process.kill(daemon.pid, 'SIGKILL');
+    process.kill(pid, 'SIGKILL');
     t.not((await sent).code, 0, 'the apply was not acknowledged');
-    await eventually('the daemon is gone', () => !alive(daemon.pid));
-    const again = await startDaemon(t, { cwd });
-    const key = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
-    const body = (await callDaemon(again.url, key, 'GET', '/admin/project')).body as {
-      flows: Array<{ version: string }>;
-      config: { env: { PRODUCTION?: Record<string, string> }; webhooks: Array<{ name: string }> };
-    };
-    process.kill(again.pid, 'SIGKILL');
-    await eventually('the daemon is gone', () => !alive(again.pid));
-    return body;
+    await eventually('the daemon is gone', () => !alive(pid));
   };
 
-  const none = await crashAt('project:planned');
+  await crashAt((await restart('project:planned')).pid, 'project:planned');
+  const { pid: second, held: none } = await restart('project:committed');
   t.same([none.flows, none.config.env, none.config.webhooks], [[], {}, []], 'killed before its commit: none of it');
-  const all = await crashAt('project:committed');
+  await crashAt(second, 'project:committed');
+  const { pid: third, held: all } = await restart('project:planned');
   t.match(all, {
     flows: [{ processId: ORDER, version: '1' }],
     config: { env: { PRODUCTION: { A: '1', B: '2' } }, webhooks: [{ name: 'open' }] },
@@ -336,6 +342,7 @@ t.test('an apply is one journal entry: a SIGKILL before it leaves none of it, af
   // A second commit cut off before its commit: the first stays whole, nothing of the second.
   await writeFile(join(cwd, 'repo', 'wfx.yaml'), 'env:\n  PRODUCTION: { A: "3", B: "4" }\n');
   await writeFile(join(cwd, 'repo', 'flows', 'order.yaml'), flow('total'));
-  const kept = await crashAt('project:planned');
+  await crashAt(third, 'project:planned');
+  const { held: kept } = await restart();
   t.same([kept.flows[0]?.version, kept.config.env.PRODUCTION], ['1', { A: '1', B: '2' }]);
 });
