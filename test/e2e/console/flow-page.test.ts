@@ -16,6 +16,7 @@ import { signInWithKey } from '../../helpers/console-session.js';
  */
 
 const REFUNDS = '2b7d6c1e-5f4a-4e3b-9c2d-1a0b9c8d7e6f';
+const PROMOTED = '3c8e7d2f-6a5b-4f4c-8d3e-2b1c0d9e8f7a';
 
 /** A gateway (a branch and a default), then a loop whose body has an ifElse. */
 const REFUNDS_FLOW = `processId: ${REFUNDS}
@@ -143,126 +144,128 @@ t.test('wfx test --send-coverage: kept by the daemon for the version the tests r
   });
 });
 
-t.test("the flow page draws the version's last test coverage", { skip: CHROMIUM_SKIP }, async (t) => {
+t.test('the flow page, in a browser', { skip: CHROMIUM_SKIP }, async (t) => {
+  // One daemon and one browser for both tests, each on a flow of its own, each page in a
+  // context of its own; the browser starts while the daemon does.
   const cwd = t.testdir({ 'refunds.yaml': REFUNDS_FLOW, 'refunds.test.yaml': REFUNDS_TESTS });
-  const { url } = await startDaemon(t, { cwd });
+  const [{ url }, browser] = await Promise.all([startDaemon(t, { cwd }), launchBrowser(t)]);
   const admin = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
   const api = (method: string, path: string, body?: object) => callDaemon(url, admin, method, path, body);
-  t.equal((await api('POST', '/admin/flows', { source: REFUNDS_FLOW, organization: 'acme' })).status, 200);
-  const viewer = (await api('POST', '/admin/api-keys', { name: 'acme viewer', organization: 'acme', role: 'viewer' }))
-    .body.apiKey as string;
 
-  const browser = await launchBrowser(t);
-  const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
-  const problems = collectConsoleErrors(page);
-  await page.goto(`${url}/sign-in`);
-  await signInWithKey(page, viewer);
-  await page.waitForURL(`${url}/executions`);
-  const node = (path: string) => page.locator(`[data-node-path="${path}"]`).first();
+  await t.test("the flow page draws the version's last test coverage", async (t) => {
+    t.equal((await api('POST', '/admin/flows', { source: REFUNDS_FLOW, organization: 'acme' })).status, 200);
+    const viewer = (await api('POST', '/admin/api-keys', { name: 'acme viewer', organization: 'acme', role: 'viewer' }))
+      .body.apiKey as string;
 
-  await page.goto(`${url}/flows/${REFUNDS}`);
-  const panel = page.getByRole('region', { name: 'Test coverage' });
-  await panel.getByText('No test run of version 1 has been sent.').waitFor();
-  t.equal(await page.locator('.dnode[class*="cov-"]').count(), 0, 'nothing drawn before a run is sent');
+    const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+    const problems = collectConsoleErrors(page);
+    await page.goto(`${url}/sign-in`);
+    await signInWithKey(page, viewer);
+    await page.waitForURL(`${url}/executions`);
+    const node = (path: string) => page.locator(`[data-node-path="${path}"]`).first();
 
-  t.equal((await wfxIn(['test', '--send-coverage'], { cwd })).code, 0);
-  await page.reload();
-  await panel.getByText('70.6%').waitFor();
-  t.match(await panel.textContent(), 'of version 1: nodes 9/11 reached, branches 3/6 taken.');
-  t.match(await panel.textContent(), '1 passed, 0 failed, from the tests of refunds.yaml');
+    await page.goto(`${url}/flows/${REFUNDS}`);
+    const panel = page.getByRole('region', { name: 'Test coverage' });
+    await panel.getByText('No test run of version 1 has been sent.').waitFor();
+    t.equal(await page.locator('.dnode[class*="cov-"]').count(), 0, 'nothing drawn before a run is sent');
 
-  t.match(await node('review').getAttribute('class'), /\bcov-missed\b/);
-  t.match(await node('review').getAttribute('aria-label'), /^Manual review, not reached, .*not reached by the tests/);
-  t.match(await node('size').getAttribute('class'), /\bcov-partial\b/);
-  t.match(await node('size').getAttribute('aria-label'), /1 of 2 branches.*not taken: branch 1/);
-  t.match(await node('auto').getAttribute('class'), /\bcov-reached\b/);
-  t.ok((await page.locator('.dedge.cov-edge-missed').count()) > 0, 'the branch not taken is drawn so');
-  t.ok((await page.locator('.dedge.cov-edge-taken').count()) > 0, 'the path taken is drawn so');
-  await page.getByText('Test coverage:').waitFor(); // the diagram's legend says what the marks mean
+    t.equal((await wfxIn(['test', '--send-coverage'], { cwd })).code, 0);
+    await page.reload();
+    await panel.getByText('70.6%').waitFor();
+    t.match(await panel.textContent(), 'of version 1: nodes 9/11 reached, branches 3/6 taken.');
+    t.match(await panel.textContent(), '1 passed, 0 failed, from the tests of refunds.yaml');
 
-  await t.test("what no case took, listed: one inside the loop's body opens it", async (t) => {
-    const missed = panel.getByRole('listitem');
-    t.same(await missed.allTextContents(), [
-      'How big?: branch 1 → Manual review not taken',
-      'Manual review not reached',
-      'Each line: loop skipped not taken',
-      'Damaged?: else → Send it back not taken',
-      'Send it back not reached',
-    ]);
-    await panel.getByRole('button', { name: 'Send it back not reached' }).click();
-    await node('lines.back').waitFor();
-    t.match(await node('lines.back').getAttribute('class'), /\bcov-missed\b/, "the body's nodes are drawn too");
-    t.match(await node('lines.check').getAttribute('class'), /\bcov-partial\b/);
-    t.equal(await node('lines.back').getAttribute('aria-pressed'), 'true', 'and the node is opened in the panel');
-  });
+    t.match(await node('review').getAttribute('class'), /\bcov-missed\b/);
+    t.match(await node('review').getAttribute('aria-label'), /^Manual review, not reached, .*not reached by the tests/);
+    t.match(await node('size').getAttribute('class'), /\bcov-partial\b/);
+    t.match(await node('size').getAttribute('aria-label'), /1 of 2 branches.*not taken: branch 1/);
+    t.match(await node('auto').getAttribute('class'), /\bcov-reached\b/);
+    t.ok((await page.locator('.dedge.cov-edge-missed').count()) > 0, 'the branch not taken is drawn so');
+    t.ok((await page.locator('.dedge.cov-edge-taken').count()) > 0, 'the path taken is drawn so');
+    await page.getByText('Test coverage:').waitFor(); // the diagram's legend says what the marks mean
 
-  t.same(await axeCheck(page), [], 'no accessibility violation with the coverage drawn');
-  await screenshot(page, 'flow-coverage');
+    await t.test("what no case took, listed: one inside the loop's body opens it", async (t) => {
+      const missed = panel.getByRole('listitem');
+      t.same(await missed.allTextContents(), [
+        'How big?: branch 1 → Manual review not taken',
+        'Manual review not reached',
+        'Each line: loop skipped not taken',
+        'Damaged?: else → Send it back not taken',
+        'Send it back not reached',
+      ]);
+      await panel.getByRole('button', { name: 'Send it back not reached' }).click();
+      await node('lines.back').waitFor();
+      t.match(await node('lines.back').getAttribute('class'), /\bcov-missed\b/, "the body's nodes are drawn too");
+      t.match(await node('lines.check').getAttribute('class'), /\bcov-partial\b/);
+      t.equal(await node('lines.back').getAttribute('aria-pressed'), 'true', 'and the node is opened in the panel');
+    });
 
-  await t.test('it can be hidden, and a new run replaces it', async (t) => {
-    await panel.getByLabel('Draw it on the diagram').uncheck();
-    t.equal(await page.locator('.dnode[class*="cov-"]').count(), 0);
-    await writeFile(
-      join(cwd, 'refunds.test.yaml'),
-      `${REFUNDS_TESTS}  - name: a big refund, nothing to check
+    t.same(await axeCheck(page), [], 'no accessibility violation with the coverage drawn');
+    await screenshot(page, 'flow-coverage');
+
+    await t.test('it can be hidden, and a new run replaces it', async (t) => {
+      await panel.getByLabel('Draw it on the diagram').uncheck();
+      t.equal(await page.locator('.dnode[class*="cov-"]').count(), 0);
+      await writeFile(
+        join(cwd, 'refunds.test.yaml'),
+        `${REFUNDS_TESTS}  - name: a big refund, nothing to check
     start: { data: { amount: 500, items: [] } }
     expect: { state: COMPLETED, variables: { route: manual } }
 `,
-    );
-    t.equal((await wfxIn(['test', '--send-coverage'], { cwd })).code, 0);
-    await page.reload();
-    await panel.getByText('2 passed, 0 failed', { exact: false }).waitFor();
-    t.match(await panel.textContent(), 'nodes 10/11 reached, branches 5/6 taken');
-    t.match(await node('review').getAttribute('class'), /\bcov-reached\b/);
+      );
+      t.equal((await wfxIn(['test', '--send-coverage'], { cwd })).code, 0);
+      await page.reload();
+      await panel.getByText('2 passed, 0 failed', { exact: false }).waitFor();
+      t.match(await panel.textContent(), 'nodes 10/11 reached, branches 5/6 taken');
+      t.match(await node('review').getAttribute('class'), /\bcov-reached\b/);
+    });
+
+    t.same(problems, [], 'no console error on the page');
+    await page.context().close();
   });
 
-  t.same(problems, [], 'no console error on the page');
-});
+  await t.test("the flow page promotes development's version to production", async (t) => {
+    // A flow of its own: its versions and what the page shows of them are this test's alone.
+    const flow = REFUNDS_FLOW.replace(REFUNDS, PROMOTED);
+    const publish = (source: string, environment: string) =>
+      api('POST', '/admin/flows', { source, organization: 'acme', environment });
+    t.equal((await publish(flow, 'PRODUCTION')).status, 200);
+    t.equal((await publish(flow.replace('name: Done', 'name: All done'), 'DEVELOPMENT')).status, 200);
+    const key = async (role: string) =>
+      (await api('POST', '/admin/api-keys', { name: role, organization: 'acme', role })).body.apiKey as string;
+    const developer = await key('developer');
+    const viewer = await key('viewer');
 
-t.test("the flow page promotes development's version to production", { skip: CHROMIUM_SKIP }, async (t) => {
-  const cwd = t.testdir({});
-  const { url } = await startDaemon(t, { cwd });
-  const admin = (await readFile(join(cwd, '.wfx', 'bootstrap.key'), 'utf8')).trim();
-  const api = (method: string, path: string, body?: object) => callDaemon(url, admin, method, path, body);
-  const publish = (source: string, environment: string) =>
-    api('POST', '/admin/flows', { source, organization: 'acme', environment });
-  t.equal((await publish(REFUNDS_FLOW, 'PRODUCTION')).status, 200);
-  t.equal((await publish(REFUNDS_FLOW.replace('name: Done', 'name: All done'), 'DEVELOPMENT')).status, 200);
-  const key = async (role: string) =>
-    (await api('POST', '/admin/api-keys', { name: role, organization: 'acme', role })).body.apiKey as string;
-  const developer = await key('developer');
-  const viewer = await key('viewer');
+    const signedIn = async (apiKey: string) => {
+      const page = await (await browser.newContext()).newPage();
+      await page.goto(`${url}/sign-in`);
+      await signInWithKey(page, apiKey);
+      await page.waitForURL(`${url}/executions`);
+      return page;
+    };
 
-  const browser = await launchBrowser(t);
-  const signedIn = async (apiKey: string) => {
-    const page = await (await browser.newContext()).newPage();
-    await page.goto(`${url}/sign-in`);
-    await signInWithKey(page, apiKey);
-    await page.waitForURL(`${url}/executions`);
-    return page;
-  };
+    const page = await signedIn(developer);
+    const problems = collectConsoleErrors(page);
+    await page.goto(`${url}/flows/${PROMOTED}`);
+    const versions = page.getByRole('region', { name: 'Versions' });
+    await versions.getByRole('button', { name: 'Promote version 2 to production' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Promote version 2 to production?' });
+    t.match(await dialog.textContent(), 'New executions in production will run version 2 instead of version 1');
+    await dialog.getByRole('button', { name: 'Keep production as it is' }).click();
+    t.same((await api('GET', `/admin/flows/${PROMOTED}`)).body.active, { PRODUCTION: '1', DEVELOPMENT: '2' }, 'no');
 
-  const page = await signedIn(developer);
-  const problems = collectConsoleErrors(page);
-  await page.goto(`${url}/flows/${REFUNDS}`);
-  const versions = page.getByRole('region', { name: 'Versions' });
-  await versions.getByRole('button', { name: 'Promote version 2 to production' }).click();
-  const dialog = page.getByRole('dialog', { name: 'Promote version 2 to production?' });
-  t.match(await dialog.textContent(), 'New executions in production will run version 2 instead of version 1');
-  await dialog.getByRole('button', { name: 'Keep production as it is' }).click();
-  t.same((await api('GET', `/admin/flows/${REFUNDS}`)).body.active, { PRODUCTION: '1', DEVELOPMENT: '2' }, 'no');
+    await versions.getByRole('button', { name: 'Promote version 2 to production' }).click();
+    await dialog.getByRole('button', { name: 'Promote' }).click();
+    await versions.getByText('Production runs version 2 now.').waitFor();
+    await versions.getByText('Production runs version 2, as development does.').waitFor();
+    t.same((await api('GET', `/admin/flows/${PROMOTED}`)).body.active, { PRODUCTION: '2', DEVELOPMENT: '2' });
+    t.equal(await versions.getByText('active in production').count(), 1, 'the list says where each runs');
+    t.same(await axeCheck(page), [], 'no accessibility violation');
+    t.same(problems, [], 'no console error on the page');
 
-  await versions.getByRole('button', { name: 'Promote version 2 to production' }).click();
-  await dialog.getByRole('button', { name: 'Promote' }).click();
-  await versions.getByText('Production runs version 2 now.').waitFor();
-  await versions.getByText('Production runs version 2, as development does.').waitFor();
-  t.same((await api('GET', `/admin/flows/${REFUNDS}`)).body.active, { PRODUCTION: '2', DEVELOPMENT: '2' });
-  t.equal(await versions.getByText('active in production').count(), 1, 'the list says where each runs');
-  t.same(await axeCheck(page), [], 'no accessibility violation');
-  t.same(problems, [], 'no console error on the page');
-
-  const looking = await signedIn(viewer);
-  await looking.goto(`${url}/flows/${REFUNDS}`);
-  await looking.getByRole('region', { name: 'Versions' }).getByText('v2').waitFor();
-  t.equal(await looking.getByRole('button', { name: /Promote/ }).count(), 0, 'a viewer is offered no promotion');
+    const looking = await signedIn(viewer);
+    await looking.goto(`${url}/flows/${PROMOTED}`);
+    await looking.getByRole('region', { name: 'Versions' }).getByText('v2').waitFor();
+    t.equal(await looking.getByRole('button', { name: /Promote/ }).count(), 0, 'a viewer is offered no promotion');
+  });
 });
