@@ -1,6 +1,15 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +30,52 @@ export interface ImapServer {
   flags(): Promise<string[][]>;
   stop(): Promise<void>;
   start(): Promise<void>;
+}
+
+/** The processes descended from `pid` (Linux: /proc; elsewhere none). */
+function descendants(pid: number): number[] {
+  if (process.platform !== 'linux') return [];
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  const under = new Set([pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [child, parent] of parentOf)
+      if (under.has(parent) && !under.has(child)) {
+        under.add(child);
+        found.push(child);
+        grew = true;
+      }
+  }
+  return found;
+}
+
+/** Sends `sig` to `pid` if it still runs. */
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // gone already
+  }
+}
+
+/** Whether `pid` runs (a zombie does not). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
+  }
 }
 
 /** A free TCP port on 127.0.0.1 (Dovecot cannot report one it picked itself). */
@@ -111,9 +166,14 @@ service anvil {
     const c = child;
     child = null;
     if (!c || c.exitCode !== null) return;
+    // Its processes serving connections outlive the master by seconds, keeping them open: stopped
+    // with it, the server is gone for its clients as a stopped server is.
+    const serving = descendants(c.pid!);
     const exited = once(c, 'exit');
     c.kill('SIGTERM');
     await exited;
+    for (const pid of serving) signal(pid, 'SIGTERM');
+    await eventually("the IMAP server's processes are gone", () => serving.every((pid) => !alive(pid)));
   };
   const client = () =>
     new ImapFlow({
