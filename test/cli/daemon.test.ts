@@ -25,67 +25,66 @@ async function start(t: { teardown(fn: () => void): void }, dataDir: string, rea
   return info;
 }
 
-t.test('start, status, health, stop: the daemon lifecycle over real processes', async (t) => {
-  const dataDir = join(t.testdir(), 'data');
-  const info = await start(t, dataDir, true);
-  t.match(info, { url: /^http:\/\/127\.0\.0\.1:\d+$/, dataDir, startedAt: String });
+t.test(
+  'start, status, health, stop over real processes; the first start: a 0600 key, never logged, in a 0700 dir',
+  async (t) => {
+    const dataDir = join(t.testdir(), 'data');
+    const info = await start(t, dataDir, true);
+    t.match(info, { url: /^http:\/\/127\.0\.0\.1:\d+$/, dataDir, startedAt: String });
+    t.ok(info.pid > 0);
 
-  const health = await fetch(`${info.url}/health`);
-  t.equal(health.status, 200);
-  t.equal(((await health.json()) as { status: string }).status, 'ok');
+    // The first start creates a 0600 bootstrap key, never logged (looked for once stopped), in a 0700 data dir.
+    t.equal((await stat(dataDir)).mode & 0o777, 0o700);
+    const keyFile = join(dataDir, 'bootstrap.key');
+    t.equal((await stat(keyFile)).mode & 0o777, 0o600);
+    const key = (await readFile(keyFile, 'utf8')).trim();
+    t.match(key, /^apk_[a-z0-9]{16}_[A-Za-z0-9_-]{43}$/);
 
-  const status = await wfx(['daemon', 'status', '--json', '--data-dir', dataDir]);
-  t.equal(status.code, 0);
-  t.match(JSON.parse(status.stdout), {
-    running: true,
-    pid: info.pid,
-    url: info.url,
-    health: { status: 'ok', store: { kind: 'json' } },
-  });
-  t.equal(status.stderr, '', '--json prints nothing but the JSON');
+    const health = await fetch(`${info.url}/health`);
+    t.equal(health.status, 200);
+    t.equal(((await health.json()) as { status: string }).status, 'ok');
 
-  t.same(JSON.parse(await readFile(join(dataDir, 'daemon.json'), 'utf8')).url, info.url, 'daemon.json names the URL');
+    const status = await wfx(['daemon', 'status', '--json', '--data-dir', dataDir]);
+    t.equal(status.code, 0);
+    t.match(JSON.parse(status.stdout), {
+      running: true,
+      pid: info.pid,
+      url: info.url,
+      health: { status: 'ok', store: { kind: 'json' } },
+    });
+    t.equal(status.stderr, '', '--json prints nothing but the JSON');
 
-  const second = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir]);
-  t.equal(second.code, 1, 'a second daemon on the same data dir is refused');
-  t.match(second.stderr, /^DATA_DIR_LOCKED: .*pid \d+/);
-  t.match(second.stderr, /hint: /);
+    t.same(JSON.parse(await readFile(join(dataDir, 'daemon.json'), 'utf8')).url, info.url, 'daemon.json names the URL');
 
-  const stop = await wfx(['daemon', 'stop', '--data-dir', dataDir]);
-  t.equal(stop.code, 0);
-  t.match(stop.stdout, `wfx daemon stopped (pid ${info.pid})`);
-  const after = await wfx(['daemon', 'status', '--json', '--data-dir', dataDir]);
-  t.equal(after.code, 5, 'status exits 5 when no daemon runs');
-  t.same(JSON.parse(after.stdout), { running: false, dataDir });
-  t.notOk((await readdir(dataDir)).includes('daemon.json'), 'daemon.json removed on stop');
-  t.match(
-    await readFile(join(dataDir, 'logs', 'daemon.log'), 'utf8'),
-    /checkpoint written[\s\S]*"msg":"stopped"/,
-    'checkpointed on stop',
-  );
+    const second = await wfx(['daemon', 'start', '--port', '0', '--data-dir', dataDir]);
+    t.equal(second.code, 1, 'a second daemon on the same data dir is refused');
+    t.match(second.stderr, /^DATA_DIR_LOCKED: .*pid \d+/);
+    t.match(second.stderr, /hint: /);
 
-  const idle = await wfx(['daemon', 'stop', '--data-dir', dataDir]);
-  t.equal(idle.code, 0, 'stopping a stopped daemon is not an error');
-});
+    const stop = await wfx(['daemon', 'stop', '--data-dir', dataDir]);
+    t.equal(stop.code, 0);
+    t.match(stop.stdout, `wfx daemon stopped (pid ${info.pid})`);
+    const after = await wfx(['daemon', 'status', '--json', '--data-dir', dataDir]);
+    t.equal(after.code, 5, 'status exits 5 when no daemon runs');
+    t.same(JSON.parse(after.stdout), { running: false, dataDir });
+    t.notOk((await readdir(dataDir)).includes('daemon.json'), 'daemon.json removed on stop');
+    t.match(
+      await readFile(join(dataDir, 'logs', 'daemon.log'), 'utf8'),
+      /checkpoint written[\s\S]*"msg":"stopped"/,
+      'checkpointed on stop',
+    );
+    for (const name of await readdir(join(dataDir, 'logs'))) {
+      const text = await readFile(join(dataDir, 'logs', name), 'utf8');
+      t.notMatch(text, key.slice('apk_'.length + 16 + 1), `the secret is not in logs/${name}`);
+    }
+    for (const name of ['daemon.lock', 'snapshot.json']) {
+      t.equal((await stat(join(dataDir, name)).catch(() => ({ mode: 0o600 }))).mode & 0o777, 0o600, `${name} is 0600`);
+    }
 
-t.test('first start creates a 0600 bootstrap key, never logged, in a 0700 data dir', async (t) => {
-  const dataDir = join(t.testdir(), 'data');
-  const info = await start(t, dataDir);
-  t.equal((await stat(dataDir)).mode & 0o777, 0o700);
-  const keyFile = join(dataDir, 'bootstrap.key');
-  t.equal((await stat(keyFile)).mode & 0o777, 0o600);
-  const key = (await readFile(keyFile, 'utf8')).trim();
-  t.match(key, /^apk_[a-z0-9]{16}_[A-Za-z0-9_-]{43}$/);
-  await wfxIn(['daemon', 'stop', '--data-dir', dataDir]);
-  for (const name of await readdir(join(dataDir, 'logs'))) {
-    const text = await readFile(join(dataDir, 'logs', name), 'utf8');
-    t.notMatch(text, key.slice('apk_'.length + 16 + 1), `the secret is not in logs/${name}`);
-  }
-  for (const name of ['daemon.lock', 'snapshot.json']) {
-    t.equal((await stat(join(dataDir, name)).catch(() => ({ mode: 0o600 }))).mode & 0o777, 0o600, `${name} is 0600`);
-  }
-  t.ok(info.pid > 0);
-});
+    const idle = await wfx(['daemon', 'stop', '--data-dir', dataDir]);
+    t.equal(idle.code, 0, 'stopping a stopped daemon is not an error');
+  },
+);
 
 t.test('after kill -9 the stale lock does not block a restart, and state is kept', async (t) => {
   const dataDir = join(t.testdir(), 'data');
